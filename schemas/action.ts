@@ -1,0 +1,52 @@
+/**
+ * The action: one AI-generated CRM write. `crm-upsert schema` prints it as JSON Schema, so a
+ * model can produce it through a tool call.
+ */
+import { z } from 'zod';
+
+/** Printable, non-empty, bounded identifiers (external ids may hold any Unicode but no control characters). */
+const identifier = (max: number) =>
+  z
+    .string()
+    .min(1, 'must not be empty')
+    .max(max, `must be at most ${max} characters`)
+    .refine((s) => !/[\u0000-\u001f\u007f]/.test(s), 'must not contain control characters');
+
+export const fieldValueSchema = z.union([z.string(), z.number().finite(), z.boolean(), z.null()]);
+
+export const actionSchema = z
+  .strictObject({
+    source: identifier(200).describe("System the event came from: 'zendesk', 'gong', 'webhook:stripe'."),
+    eventId: identifier(500).optional().describe("That system's event id: the natural idempotency key."),
+    occurredAt: z.iso
+      .datetime({ offset: true, message: 'must be an ISO 8601 date-time, e.g. 2026-11-29T10:00:00Z' })
+      .optional()
+      .describe('ISO time of the event; the fallback key period bucket.'),
+    op: z.enum(['upsert', 'create']).describe('upsert: a record keyed by externalId; create: an activity on a record.'),
+    object: identifier(100).describe("Logical object from the adapter options: 'contact', 'note', 'task'."),
+    externalId: identifier(255).optional().describe('upsert: value of the external-id field.'),
+    target: z
+      .strictObject({ object: identifier(100), externalId: identifier(255) })
+      .optional()
+      .describe('create: the record the activity attaches to.'),
+    intent: identifier(100).optional().describe('Optional label separating two different actions on one record.'),
+    fields: z
+      .record(z.string().min(1, 'field name must not be empty'), fieldValueSchema)
+      .describe('CRM property names (allowlisted per object) and their values.'),
+  })
+  .superRefine((a, ctx) => {
+    if (a.op === 'upsert') {
+      if (a.externalId === undefined) ctx.addIssue({ code: 'custom', path: ['externalId'], message: 'is required for op "upsert"' });
+      if (a.target !== undefined) ctx.addIssue({ code: 'custom', path: ['target'], message: 'is only for op "create"' });
+    } else {
+      if (a.target === undefined) ctx.addIssue({ code: 'custom', path: ['target'], message: 'is required for op "create"' });
+      if (a.externalId !== undefined) ctx.addIssue({ code: 'custom', path: ['externalId'], message: 'is only for op "upsert"' });
+    }
+  });
+
+export type Action = z.infer<typeof actionSchema>;
+
+/** The action as JSON Schema (draft 2020-12), for LLM tool definitions. */
+export function actionJsonSchema(): Record<string, unknown> {
+  return z.toJSONSchema(actionSchema, { target: 'draft-2020-12', unrepresentable: 'any' }) as Record<string, unknown>;
+}

@@ -1,0 +1,92 @@
+/**
+ * The CrmAdapter contract: what a CRM must offer the engine. Types and docs only.
+ *
+ * The engine owns everything that must not vary between CRMs: keys, the ledger, the dedupe
+ * window, batching, coalescing, retries (p-retry), splitting a batch to isolate one bad input,
+ * and recovering create-only activities after an ambiguous failure. An adapter only maps
+ * logical objects to CRM calls, reads every per-record result and classifies errors.
+ *
+ * To add a third CRM: a factory returning this object, a `classifyError` that turns the
+ * client's errors into `CrmError`, and a fake in `<vendor>-fake.ts` built on src/testing/fake-http.
+ */
+import type { CrmError } from './errors.js';
+
+export type FieldValue = string | number | boolean | null;
+export type Fields = Record<string, FieldValue>;
+
+/** A logical object, as the engine sees it (the adapter's options add the CRM specifics). */
+export interface ObjectSpec {
+  /** `record`: upserted by its external-id field. `activity`: created on a parent record, carrying the action key. */
+  kind: 'record' | 'activity';
+  /** The allowlist: the only CRM property names an action may write. */
+  fields: readonly string[];
+  /** activity only: the logical parent objects it may attach to. */
+  parents?: readonly string[];
+}
+
+export interface AdapterCapabilities {
+  /** Largest batch the CRM accepts in one write call (HubSpot 100, Salesforce 200). */
+  maxBatch: number;
+  /**
+   * True when activities are written by an upsert on their key field (Salesforce Task), so
+   * retrying an ambiguous create cannot duplicate. False (HubSpot notes): after an ambiguous
+   * failure the engine calls `findActivities` before creating again.
+   */
+  nativeActivityUpsert: boolean;
+}
+
+/** One record upsert in a batch. `key` is the action's idempotency key. */
+export interface RecordWrite {
+  key: string;
+  object: string;
+  externalId: string;
+  fields: Fields;
+}
+
+/** One activity create in a batch; `key` goes into the object's key property. */
+export interface ActivityWrite {
+  key: string;
+  object: string;
+  parent: { object: string; externalId: string };
+  fields: Fields;
+}
+
+/** Per-input result, in input order. Every per-record result is read, never assumed. */
+export type WriteResult =
+  | { ok: true; recordId: string; created: boolean }
+  | { ok: false; error: CrmError };
+
+export interface CrmAdapter {
+  /** Vendor name used in messages and the dedupe identity: `hubspot`, `salesforce`. */
+  readonly name: string;
+  readonly capabilities: AdapterCapabilities;
+  /** The logical objects configured, by name. */
+  readonly objects: Readonly<Record<string, ObjectSpec>>;
+
+  /**
+   * Upsert records of one object by their external id, at most `maxBatch`. Returns one result
+   * per input in order. Throws (anything; the engine calls `classifyError`) when the whole call failed.
+   */
+  upsertRecords(object: string, writes: RecordWrite[]): Promise<WriteResult[]>;
+
+  /**
+   * Create (or, with `nativeActivityUpsert`, upsert by key) activities of one object, at most
+   * `maxBatch`, resolving parents from their external ids in one read per call. A missing
+   * parent is a per-input permanent failure naming the parent. Throws for whole-call failures.
+   */
+  createActivities(object: string, writes: ActivityWrite[]): Promise<WriteResult[]>;
+
+  /**
+   * Find activities already created for these keys (read-after-write consistent: never the
+   * search index alone). Returns key -> CRM record id for the ones that exist.
+   */
+  findActivities(object: string, writes: ActivityWrite[]): Promise<Map<string, string>>;
+
+  /** Turn anything the client threw into a classified, secret-free CrmError. */
+  classifyError(err: unknown): CrmError;
+
+  /** HTTP requests sent so far (for reports: "the second run made 0 API calls"). */
+  apiCalls(): number;
+
+  close?(): Promise<void>;
+}

@@ -1,0 +1,169 @@
+/**
+ * One base class, a closed set of subclasses, each with a stable `code`.
+ * Messages are prefixed `[crm-upsert]` (and `[vendor]` for CRM errors) and never carry secrets:
+ * everything that may echo a request goes through `redact()` first.
+ */
+
+export const ErrorCode = {
+  config: 'CONFIG',
+  validation: 'VALIDATION',
+  keyConflict: 'KEY_CONFLICT',
+  ledger: 'LEDGER',
+  crm: 'CRM',
+} as const;
+export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode];
+
+export class CrmSyncError extends Error {
+  readonly code: string;
+  constructor(code: string, message: string, options: { cause?: unknown; vendor?: string } = {}) {
+    const prefix = options.vendor ? `[crm-upsert] [${options.vendor}]` : '[crm-upsert]';
+    super(`${prefix} ${redact(message)}`, options.cause === undefined ? undefined : { cause: options.cause });
+    this.name = new.target.name;
+    this.code = code;
+  }
+
+  /** A plain, secret-free object for ledger rows and reports. */
+  toJSON(): SerializedError {
+    return { name: this.name, code: this.code, message: this.message };
+  }
+}
+
+export interface SerializedError {
+  name: string;
+  code: string;
+  message: string;
+  retryable?: boolean;
+  status?: number;
+  path?: string;
+}
+
+export class ConfigError extends CrmSyncError {
+  constructor(message: string, options: { cause?: unknown } = {}) {
+    super(ErrorCode.config, message, options);
+  }
+}
+
+export interface ValidationIssue {
+  /** Dotted path of the offending field, e.g. `fields.email` or `target.externalId`. */
+  path: string;
+  message: string;
+}
+
+export class ValidationError extends CrmSyncError {
+  readonly issues: ValidationIssue[];
+  constructor(issues: ValidationIssue[], options: { cause?: unknown } = {}) {
+    super(ErrorCode.validation, issues.map((i) => `${i.path || '(root)'}: ${i.message}`).join('; '), options);
+    this.issues = issues;
+  }
+  override toJSON(): SerializedError {
+    return { ...super.toJSON(), path: this.issues[0]?.path };
+  }
+}
+
+export class KeyConflictError extends CrmSyncError {
+  readonly existing: unknown;
+  constructor(key: string, existing: unknown) {
+    super(ErrorCode.keyConflict, `key ${key} is already recorded for a different action identity`);
+    this.existing = existing;
+  }
+}
+
+export class LedgerError extends CrmSyncError {
+  constructor(message: string, options: { cause?: unknown } = {}) {
+    super(ErrorCode.ledger, message, options);
+  }
+}
+
+/** How the engine should treat a CRM failure. */
+export const CrmErrorKind = {
+  /** 429 inside a short window: wait `retryAfterMs`, then retry. */
+  rateLimited: 'rate_limited',
+  /** 5xx, timeouts, resets: retry with backoff; the write may or may not have committed. */
+  transient: 'transient',
+  /** A daily or org-wide allocation is spent: stop, do not retry until it resets. */
+  quota: 'quota',
+  /** 401/403: the token or its scopes are wrong. */
+  auth: 'auth',
+  /** Validation, conflict, not found: retrying the same request cannot succeed. */
+  permanent: 'permanent',
+} as const;
+export type CrmErrorKind = (typeof CrmErrorKind)[keyof typeof CrmErrorKind];
+
+export interface CrmErrorOptions {
+  vendor: string;
+  kind: CrmErrorKind;
+  status?: number;
+  /** Milliseconds to wait before retrying (Retry-After, or the vendor's policy window). */
+  retryAfterMs?: number;
+  /** The request may have been committed before the failure was seen (lost response, reset after send, 5xx). */
+  ambiguous?: boolean;
+  /** A whole-batch 4xx likely caused by one input: the engine splits the batch to isolate it. */
+  splittable?: boolean;
+  /** The vendor's own error code (`VALIDATION_ERROR`, `DUPLICATE_VALUE`, ...). */
+  vendorCode?: string;
+  correlationId?: string;
+  cause?: unknown;
+}
+
+export class CrmError extends CrmSyncError {
+  readonly vendor: string;
+  readonly kind: CrmErrorKind;
+  readonly status?: number;
+  readonly retryAfterMs?: number;
+  readonly ambiguous: boolean;
+  readonly splittable: boolean;
+  readonly vendorCode?: string;
+  readonly correlationId?: string;
+
+  constructor(message: string, options: CrmErrorOptions) {
+    super(ErrorCode.crm, message, { cause: options.cause, vendor: options.vendor });
+    this.vendor = options.vendor;
+    this.kind = options.kind;
+    this.status = options.status;
+    this.retryAfterMs = options.retryAfterMs;
+    this.ambiguous = options.ambiguous ?? false;
+    this.splittable = options.splittable ?? false;
+    this.vendorCode = options.vendorCode;
+    this.correlationId = options.correlationId;
+  }
+
+  get retryable(): boolean {
+    return this.kind === CrmErrorKind.rateLimited || this.kind === CrmErrorKind.transient;
+  }
+
+  override toJSON(): SerializedError {
+    return { ...super.toJSON(), retryable: this.retryable, status: this.status };
+  }
+}
+
+const registeredSecrets = new Set<string>();
+
+/** Register a secret (token, password) so that `redact()` removes it wherever it appears. */
+export function registerSecret(secret: string | undefined): void {
+  if (secret && secret.length >= 4) registeredSecrets.add(secret);
+}
+
+const secretPatterns: RegExp[] = [
+  /(authorization["']?\s*[:=]\s*["']?)(bearer\s+)?[^\s"',}]+/gi,
+  /\bbearer\s+[A-Za-z0-9._~+/=-]+/gi,
+  /(access_?token["']?\s*[:=]\s*["']?)[^\s"',}&]+/gi,
+  /(password["']?\s*[:=]\s*["']?)[^\s"',}&]+/gi,
+  /(\/\/[^:/@\s]+:)[^@\s/]+@/g,
+];
+
+/** Remove tokens, Authorization headers, passwords and registered secrets from a text. */
+export function redact(text: string): string {
+  let out = text;
+  for (const secret of registeredSecrets) out = out.split(secret).join('[redacted]');
+  for (const pattern of secretPatterns) {
+    out = out.replace(pattern, (_m, p1?: string) => `${typeof p1 === 'string' ? p1 : ''}[redacted]`);
+  }
+  return out;
+}
+
+/** A secret-free, JSON-safe description of any thrown value. */
+export function serializeError(err: unknown): SerializedError {
+  if (err instanceof CrmSyncError) return err.toJSON();
+  if (err instanceof Error) return { name: err.name, code: 'UNKNOWN', message: redact(err.message) };
+  return { name: 'Error', code: 'UNKNOWN', message: redact(String(err)) };
+}

@@ -1,0 +1,154 @@
+/**
+ * The ledger backend contract: a small, atomic store of processed keys.
+ *
+ * Timeline of one key (t = the backend's `now` argument, never its own clock):
+ *
+ *   claim ──────────────► in_progress (token 1, lease until t0+lease)
+ *     │ worker A does the expensive work
+ *     │      ✗ A crashes (or stalls past its lease)
+ *     │                 lease expires ─► claim by B: takeover, token 2, attempts+1
+ *     │                                  B completes with token 2 ─► completed (result kept)
+ *     └─ A wakes up, completes with token 1 ─► refused (fenced): B's result stands
+ *   completed ── retention (expiresAt) ──► prune() deletes it; the key is new again
+ *   failed ── claim with retryFailed ──► in_progress (token n+1)
+ *
+ * Every method takes a batch and is one round trip. Claims are atomic per key: of many
+ * concurrent claims of one key exactly one gets `claimed`. A backend without an atomic
+ * conditional write must not implement this interface.
+ */
+
+export const EntryStatus = {
+  inProgress: 'in_progress',
+  completed: 'completed',
+  failed: 'failed',
+} as const;
+export type EntryStatus = (typeof EntryStatus)[keyof typeof EntryStatus];
+
+/** JSON-serialisable value stored with an entry. */
+export type Json = null | boolean | number | string | Json[] | { [k: string]: Json };
+
+export interface LedgerEntry {
+  key: string;
+  /** Hash of the action identity (never of model-generated fields). */
+  fingerprint: string;
+  status: EntryStatus;
+  /** Fencing token: increases by one on every successful claim of this key. */
+  token: number;
+  /** Epoch ms after which an in-progress claim may be taken over. */
+  leaseUntil: number | null;
+  /** How many times the key was claimed. */
+  attempts: number;
+  result: Json | null;
+  error: Json | null;
+  createdAt: number;
+  updatedAt: number;
+  /** Epoch ms after which `prune` may delete the entry; null = keep. */
+  expiresAt: number | null;
+}
+
+export interface ClaimRequest {
+  key: string;
+  fingerprint: string;
+  leaseMs: number;
+  /** Take a `failed` entry (retry-failed); otherwise a failed entry is reported, not taken. */
+  retryFailed?: boolean;
+  /** Also return the mark stored under this id (the engine's "last written fields" hash). */
+  markId?: string;
+}
+
+export type ClaimOutcome =
+  /** The caller owns the key until `leaseUntil`; use `token` to complete or fail it. */
+  | 'claimed'
+  /** Done before: `entry.result` is the stored result. */
+  | 'completed'
+  /** Another worker holds a live lease. */
+  | 'in_progress'
+  /** Failed before and `retryFailed` was not set. */
+  | 'failed'
+  /** The key exists with a different fingerprint. */
+  | 'conflict';
+
+export interface ClaimResult {
+  key: string;
+  outcome: ClaimOutcome;
+  /** Set when outcome is `claimed`. */
+  token?: number;
+  /** The entry as it is after the claim. */
+  entry: LedgerEntry;
+  /** Set when `markId` was asked and a mark exists. */
+  mark?: string;
+}
+
+export interface CompleteRequest {
+  key: string;
+  token: number;
+  result: Json;
+  /** Keep the entry this long after completion; null/undefined = forever (until pruned by age). */
+  retentionMs?: number | null;
+  /** Store `value` under mark `id` in the same round trip. */
+  mark?: { id: string; value: string };
+}
+
+export interface FailRequest {
+  key: string;
+  token: number;
+  error: Json;
+}
+
+export interface TokenRef {
+  key: string;
+  token: number;
+}
+
+/** Dedupe-window slot: set-if-absent with expiry, held by one owner key. */
+export interface WindowAcquireRequest {
+  id: string;
+  owner: string;
+  /** How long a pending (unconfirmed) hold lasts, normally the claim lease. */
+  ttlMs: number;
+}
+
+export interface WindowSlot {
+  acquired: boolean;
+  owner: string;
+  /** True once the owner's write was confirmed by the CRM. */
+  confirmed: boolean;
+  expiresAt: number;
+}
+
+export interface WindowSettleRequest {
+  id: string;
+  owner: string;
+  /** Confirmed: keep the slot for this long from now. null: release it (the write failed). */
+  ttlMs: number | null;
+}
+
+export interface ListOptions {
+  status?: EntryStatus;
+  limit?: number;
+  /** Keys strictly after this one (paging, in key order). */
+  after?: string;
+}
+
+export interface LedgerBackend {
+  /** `memory`, `sqlite`, `postgres`, `redis`. */
+  readonly name: string;
+  claim(requests: ClaimRequest[], now: number): Promise<ClaimResult[]>;
+  /** Fenced: an item succeeds only if the entry is in progress with this token. */
+  complete(requests: CompleteRequest[], now: number): Promise<boolean[]>;
+  /** Fenced like complete. The entry becomes `failed`, retryable with `retryFailed`. */
+  fail(requests: FailRequest[], now: number): Promise<boolean[]>;
+  /** Fenced: give a claim up without a result (shutdown); the key can be claimed at once. */
+  release(requests: TokenRef[], now: number): Promise<boolean[]>;
+  /** Fenced: extend live leases (long jobs, the CLI's job lock). */
+  renew(requests: TokenRef[], leaseMs: number, now: number): Promise<boolean[]>;
+  get(key: string): Promise<LedgerEntry | null>;
+  list(options?: ListOptions): Promise<LedgerEntry[]>;
+  /** Delete entries whose `expiresAt` passed, and completed/failed entries last updated before `olderThan` (if given). Returns how many. */
+  prune(now: number, olderThan?: number): Promise<number>;
+  /** Atomic per slot: acquired if absent, expired, or already held by the same owner. */
+  windowAcquire(requests: WindowAcquireRequest[], now: number): Promise<WindowSlot[]>;
+  /** Owner-fenced: confirm (extend to ttl) or release a slot. */
+  windowSettle(requests: WindowSettleRequest[], now: number): Promise<void>;
+  close(): Promise<void>;
+}

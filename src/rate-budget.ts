@@ -1,0 +1,57 @@
+/**
+ * A request budget an adapter spends before every HTTP call, so a full sync stays under the
+ * CRM's account limit instead of living on 429s. The in-process budget below sees only this
+ * process; several workers share one through `crm-upsert-sync/rate-budget` (Redis or Postgres).
+ */
+export interface RateBudget {
+  /** Resolves when `cost` more requests may be sent inside the budget. */
+  acquire(cost?: number): Promise<void>;
+}
+
+export interface LocalRateBudgetOptions {
+  /** Requests allowed per window. */
+  points: number;
+  /** Window length in ms (sliding). */
+  durationMs: number;
+  /** Injected clock (ms). Default Date.now. */
+  now?: () => number;
+  /** Injected sleep. Default setTimeout. */
+  sleep?: (ms: number) => Promise<void>;
+}
+
+const realSleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+/** A sliding-window budget for one process: never more than `points` sends in any `durationMs`. */
+export function localRateBudget(options: LocalRateBudgetOptions): RateBudget {
+  const { points, durationMs } = options;
+  if (!(points > 0) || !(durationMs > 0)) throw new RangeError('rate budget needs points > 0 and durationMs > 0');
+  const now = options.now ?? Date.now;
+  const sleep = options.sleep ?? realSleep;
+  const sent: number[] = [];
+  let queue: Promise<void> = Promise.resolve();
+
+  const take = async (cost: number) => {
+    for (;;) {
+      const t = now();
+      while (sent.length > 0 && sent[0]! <= t - durationMs) sent.shift();
+      if (sent.length + cost <= points) {
+        for (let i = 0; i < cost; i++) sent.push(t);
+        return;
+      }
+      const oldest = sent[sent.length + cost - points - 1] ?? sent[0]!;
+      await sleep(Math.max(1, oldest + durationMs - t));
+    }
+  };
+
+  return {
+    acquire(cost = 1) {
+      // Serialised so that waiters are served in arrival order.
+      const turn = queue.then(() => take(cost));
+      queue = turn.catch(() => undefined);
+      return turn;
+    },
+  };
+}
+
+/** A budget that never waits (tests, or a CRM without a limit). */
+export const unlimitedRateBudget: RateBudget = { acquire: async () => undefined };

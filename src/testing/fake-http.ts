@@ -1,0 +1,351 @@
+/**
+ * The machinery every fake CRM shares: a request counter, seeded fault injection, and two
+ * fronts over one in-memory state machine (nock interceptors for in-process tests, a loopback
+ * HTTP server for the demo, the CLI and multi-process tests).
+ *
+ * A vendor fake supplies only `handle(req)` (its state machine: calling it commits) and the
+ * bodies of its own 429 and 5xx responses.
+ */
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+export interface FakeRequest {
+  method: string;
+  /** Path without the query string. */
+  path: string;
+  query: URLSearchParams;
+  headers: Record<string, string>;
+  body: unknown;
+}
+
+export interface FakeResponse {
+  status: number;
+  headers?: Record<string, string>;
+  body?: unknown;
+}
+
+export const FaultKind = {
+  /** 429 with Retry-After; nothing committed. */
+  rateLimit: 'rate_limit',
+  /** 503; nothing committed. */
+  serverError: 'server_error',
+  /** Connection reset before the CRM saw the request; nothing committed. */
+  reset: 'reset',
+  /** The CRM committed the request, then the connection dropped before the response. */
+  lostResponse: 'lost_response',
+} as const;
+export type FaultKind = (typeof FaultKind)[keyof typeof FaultKind];
+
+export interface FaultOptions {
+  /** PRNG seed: the same seed and request sequence give the same faults. Default 1. */
+  seed?: number;
+  /** Probability per eligible request of each fault (0..1). */
+  rateLimit?: number;
+  serverError?: number;
+  reset?: number;
+  lostResponse?: number;
+  /** Retry-After seconds sent with injected 429s. Default 1. */
+  retryAfterSeconds?: number;
+  /** Added latency per request, fixed or [min, max] ms. Default 0. */
+  latencyMs?: number | [number, number];
+  /** Which requests may be faulted. Default: every request. */
+  match?: (req: FakeRequest) => boolean;
+}
+
+export interface RequestLogEntry {
+  method: string;
+  path: string;
+  endpoint: string;
+  status: number | null;
+  fault: FaultKind | null;
+}
+
+export interface FakeVendor {
+  /** Vendor name, used in messages. */
+  name: string;
+  /** The state machine. Calling it commits the request's effects. */
+  handle(req: FakeRequest): FakeResponse | Promise<FakeResponse>;
+  /** The vendor's 429 response for an injected rate-limit fault. */
+  rateLimited(retryAfterSeconds: number): FakeResponse;
+  /** The vendor's 5xx response for an injected server error. */
+  serverError(): FakeResponse;
+  /** Endpoint label for counting (`POST /crm/v3/objects/contacts/batch/upsert`). Default: method + path. */
+  endpointOf?(req: FakeRequest): string;
+}
+
+/** A deterministic PRNG (mulberry32). */
+export function seededRandom(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+type Dispatch = { kind: 'respond'; response: FakeResponse } | { kind: 'drop' };
+
+interface QueuedFault {
+  kind: FaultKind;
+  remaining: number;
+  match?: (req: FakeRequest) => boolean;
+}
+
+export class FakeHttpCore {
+  readonly log: RequestLogEntry[] = [];
+  private faults: FaultOptions = {};
+  private random: () => number = seededRandom(1);
+  private queued: QueuedFault[] = [];
+
+  constructor(private readonly vendor: FakeVendor, faults: FaultOptions = {}) {
+    this.setFaults(faults);
+  }
+
+  /** Replace the random fault schedule (and reseed it). */
+  setFaults(faults: FaultOptions): void {
+    this.faults = { ...faults };
+    this.random = seededRandom(faults.seed ?? 1);
+  }
+
+  /** Inject `kind` into the next `times` requests that match (before any random fault). */
+  failNext(kind: FaultKind, options: { times?: number; match?: (req: FakeRequest) => boolean } = {}): void {
+    this.queued.push({ kind, remaining: options.times ?? 1, match: options.match });
+  }
+
+  /** Requests received, optionally only those whose endpoint label contains `endpoint`. Faulted requests count. */
+  count(endpoint?: string): number {
+    return endpoint === undefined ? this.log.length : this.log.filter((e) => e.endpoint.includes(endpoint)).length;
+  }
+
+  /** Requests received, by endpoint label. */
+  counts(): Record<string, number> {
+    const out: Record<string, number> = {};
+    for (const e of this.log) out[e.endpoint] = (out[e.endpoint] ?? 0) + 1;
+    return out;
+  }
+
+  faultCounts(): Record<FaultKind, number> {
+    const out = { rate_limit: 0, server_error: 0, reset: 0, lost_response: 0 } as Record<FaultKind, number>;
+    for (const e of this.log) if (e.fault) out[e.fault] += 1;
+    return out;
+  }
+
+  resetLog(): void {
+    this.log.length = 0;
+  }
+
+  private pickFault(req: FakeRequest): FaultKind | null {
+    const queued = this.queued.find((q) => q.remaining > 0 && (!q.match || q.match(req)));
+    if (queued) {
+      queued.remaining -= 1;
+      this.queued = this.queued.filter((q) => q.remaining > 0);
+      return queued.kind;
+    }
+    const f = this.faults;
+    if (f.match && !f.match(req)) return null;
+    const r = this.random();
+    let edge = 0;
+    for (const [kind, p] of [
+      [FaultKind.rateLimit, f.rateLimit],
+      [FaultKind.serverError, f.serverError],
+      [FaultKind.reset, f.reset],
+      [FaultKind.lostResponse, f.lostResponse],
+    ] as const) {
+      edge += p ?? 0;
+      if (r < edge) return kind;
+    }
+    return null;
+  }
+
+  private latency(): number {
+    const l = this.faults.latencyMs;
+    if (l === undefined) return 0;
+    if (typeof l === 'number') return l;
+    return l[0] + Math.floor(this.random() * (l[1] - l[0] + 1));
+  }
+
+  /** Run one request through faults and the vendor state machine. */
+  async dispatch(req: FakeRequest): Promise<Dispatch> {
+    const endpoint = this.vendor.endpointOf?.(req) ?? `${req.method} ${req.path}`;
+    const entry: RequestLogEntry = { method: req.method, path: req.path, endpoint, status: null, fault: null };
+    this.log.push(entry);
+    const fault = this.pickFault(req);
+    const delay = this.latency();
+    if (delay > 0) await new Promise((resolve) => setTimeout(resolve, delay));
+    entry.fault = fault;
+    switch (fault) {
+      case FaultKind.reset:
+        return { kind: 'drop' };
+      case FaultKind.rateLimit: {
+        const response = this.vendor.rateLimited(this.faults.retryAfterSeconds ?? 1);
+        entry.status = response.status;
+        return { kind: 'respond', response };
+      }
+      case FaultKind.serverError: {
+        const response = this.vendor.serverError();
+        entry.status = response.status;
+        return { kind: 'respond', response };
+      }
+      case FaultKind.lostResponse:
+        await this.vendor.handle(req);
+        return { kind: 'drop' };
+      default: {
+        const response = await this.vendor.handle(req);
+        entry.status = response.status;
+        return { kind: 'respond', response };
+      }
+    }
+  }
+}
+
+function parseBody(raw: string, contentType: string | undefined): unknown {
+  if (!raw) return undefined;
+  if (contentType?.includes('json') || /^[[{]/.test(raw)) {
+    try {
+      return JSON.parse(raw);
+    } catch {
+      return raw;
+    }
+  }
+  return raw;
+}
+
+function responseHeaders(response: FakeResponse): Record<string, string> {
+  // Both clients mis-handle bodies without a JSON content type (CRM-API.md §0): always send it.
+  return { 'content-type': 'application/json;charset=utf-8', ...(response.headers ?? {}) };
+}
+
+export interface LoopbackServer {
+  /** `http://127.0.0.1:PORT`, no trailing slash. */
+  url: string;
+  port: number;
+  close(): Promise<void>;
+}
+
+/** Serve the fake on a loopback port (0 = any free port). */
+export async function listenLoopback(core: FakeHttpCore, port = 0): Promise<LoopbackServer> {
+  const server = http.createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      const url = new URL(req.url ?? '/', 'http://127.0.0.1');
+      const headers: Record<string, string> = {};
+      for (const [k, v] of Object.entries(req.headers)) if (typeof v === 'string') headers[k] = v;
+      const fakeReq: FakeRequest = {
+        method: req.method ?? 'GET',
+        path: decodePath(url.pathname),
+        query: url.searchParams,
+        headers,
+        body: parseBody(Buffer.concat(chunks).toString('utf8'), req.headers['content-type']),
+      };
+      core.dispatch(fakeReq).then(
+        (d) => {
+          if (d.kind === 'drop') {
+            req.socket.destroy();
+            return;
+          }
+          const body = d.response.body === undefined ? '' : JSON.stringify(d.response.body);
+          res.writeHead(d.response.status, responseHeaders(d.response));
+          res.end(body);
+        },
+        (err: unknown) => {
+          res.writeHead(500, { 'content-type': 'application/json' });
+          res.end(JSON.stringify({ message: `fake ${String(err)}` }));
+        },
+      );
+    });
+  });
+  server.keepAliveTimeout = 1_000;
+  await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve));
+  const actual = (server.address() as AddressInfo).port;
+  return {
+    url: `http://127.0.0.1:${actual}`,
+    port: actual,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+function decodePath(pathname: string): string {
+  return pathname
+    .split('/')
+    .map((segment) => {
+      try {
+        return decodeURIComponent(segment);
+      } catch {
+        return segment;
+      }
+    })
+    .join('/');
+}
+
+export interface NockFront {
+  origin: string;
+  /** Remove this fake's interceptors. */
+  stop(): void;
+}
+
+/**
+ * Intercept `origin` with nock (in-process tests). nock is a devDependency of the caller's
+ * test suite; it is loaded only when this front is used.
+ */
+export async function interceptWithNock(core: FakeHttpCore, origin: string): Promise<NockFront> {
+  const nockModule = (await import('nock')) as unknown as { default?: NockLike } & NockLike;
+  const nock: NockLike = typeof nockModule.default === 'function' ? nockModule.default : nockModule;
+  const scope = nock(origin).persist();
+  const interceptors: NockInterceptor[] = [];
+  for (const method of ['get', 'post', 'patch', 'put', 'delete'] as const) {
+    const interceptor = scope[method](/.*/);
+    interceptors.push(interceptor);
+    interceptor.reply(function (this: { req: { headers: Record<string, string | string[]> } }, uri: string, body: unknown, callback: NockCallback) {
+      const url = new URL(uri, origin);
+      const headers: Record<string, string> = {};
+      for (const [k, v] of Object.entries(this.req.headers ?? {})) headers[k.toLowerCase()] = Array.isArray(v) ? v.join(', ') : String(v);
+      const fakeReq: FakeRequest = {
+        method: method.toUpperCase(),
+        path: decodePath(url.pathname),
+        query: url.searchParams,
+        headers,
+        body: typeof body === 'string' ? parseBody(body, 'application/json') : body,
+      };
+      core.dispatch(fakeReq).then(
+        (d) => {
+          if (d.kind === 'drop') {
+            callback(Object.assign(new Error('socket hang up'), { code: 'ECONNRESET' }));
+            return;
+          }
+          callback(null, [d.response.status, d.response.body === undefined ? '' : JSON.stringify(d.response.body), responseHeaders(d.response)]);
+        },
+        (err: unknown) => callback(err instanceof Error ? err : new Error(String(err))),
+      );
+    });
+  }
+  return {
+    origin,
+    stop: () => {
+      for (const interceptor of interceptors) nock.removeInterceptor(interceptor);
+    },
+  };
+}
+
+type NockCallback = (err: Error | null, result?: [number, string, Record<string, string>]) => void;
+interface NockScope {
+  persist(on?: boolean): NockScope;
+  get(path: RegExp): NockInterceptor;
+  post(path: RegExp): NockInterceptor;
+  patch(path: RegExp): NockInterceptor;
+  put(path: RegExp): NockInterceptor;
+  delete(path: RegExp): NockInterceptor;
+}
+interface NockInterceptor {
+  reply(fn: (this: { req: { headers: Record<string, string | string[]> } }, uri: string, body: unknown, cb: NockCallback) => void): NockScope;
+}
+interface NockLike {
+  (origin: string): NockScope;
+  removeInterceptor(i: NockInterceptor): boolean;
+}
