@@ -1,0 +1,477 @@
+/**
+ * createSync(): validate -> key -> claim -> dedupe window -> batch -> adapter (with retries)
+ * -> complete. The only place that decides what a repeated action does.
+ */
+import { createHash } from 'node:crypto';
+import { actionSchema, type Action } from '../schemas/action.js';
+import { checkAgainstObjects } from '../schemas/objects.js';
+import { formatZodIssues } from '../schemas/parse.js';
+import type { ActivityWrite, CrmAdapter, Fields, RecordWrite, WriteResult } from './adapter.js';
+import { planBatches, runPool, type Batch } from './batcher.js';
+import { dedupeWindow, windowId } from './dedupe-window.js';
+import { CrmError, CrmSyncError, KeyConflictError, ValidationError, serializeError, type SerializedError, type ValidationIssue } from './errors.js';
+import { childKey, deriveKey, eventKey, fingerprintOf, DEFAULT_BUCKET_MS } from './key.js';
+import type { ClaimResult, Json, LedgerBackend, LedgerEntry } from './ledger/types.js';
+import { PendingItemsError, withRetry, type RetryOptions } from './retry.js';
+
+export const OutcomeStatus = {
+  created: 'created',
+  updated: 'updated',
+  unchanged: 'unchanged',
+  replayed: 'replayed',
+  inFlight: 'in_flight',
+  suppressed: 'suppressed',
+  rejected: 'rejected',
+  failed: 'failed',
+} as const;
+export type OutcomeStatus = (typeof OutcomeStatus)[keyof typeof OutcomeStatus];
+
+export interface Outcome {
+  /** The action's idempotency key ('' when the action was too malformed to derive one). */
+  key: string;
+  status: OutcomeStatus;
+  recordId?: string;
+  /** Why it was rejected or failed: secret-free, with the field path for validation errors. */
+  error?: SerializedError;
+  /** CRM write attempts made for it in this call (0 for replays, suppressions, unchanged, rejections). */
+  attempts: number;
+}
+
+export interface SyncOptions {
+  adapter: CrmAdapter;
+  ledger: LedgerBackend;
+  /** Suppress identical keyless actions on the same record inside this window, ms. 0 turns it off. Default 10 min. */
+  dedupeWindowMs?: number;
+  /** Period bucket of keyless fallback keys, ms. Default: the dedupe window (or 10 min). */
+  bucketMs?: number;
+  /** How long a claim is owned before another worker may take it over, ms. Default 5 min. */
+  leaseMs?: number;
+  /** Keep completed entries this long (then `prune` removes them), ms. Default: keep. */
+  retentionMs?: number | null;
+  /** Take over failed entries when the same action arrives again. Default true. */
+  retryFailed?: boolean;
+  /** Retry policy for CRM calls. */
+  retry?: RetryOptions;
+  /** Batches written in parallel inside one applyMany. Default 1. */
+  concurrency?: number;
+  /** Longest string field value accepted. Default 65,536. */
+  maxFieldLength?: number;
+  /** Injected clock (ms). Default Date.now. */
+  now?: () => number;
+  /** Injected sleep, used for Retry-After waits and in-flight polling. */
+  sleep?: (ms: number) => Promise<void>;
+}
+
+export interface HandleEvent {
+  source: string;
+  eventId: string;
+  occurredAt?: string;
+}
+
+/** An action returned from a handler: source, eventId and occurredAt come from the event. */
+export type HandlerAction = Omit<Action, 'source' | 'eventId' | 'occurredAt'> & Partial<Pick<Action, 'source' | 'eventId' | 'occurredAt'>>;
+
+export interface HandleContext {
+  key: string;
+  event: HandleEvent;
+  /** Run `fn` at most once for this event and step name; a replay returns the stored (JSON) value. */
+  once<T>(name: string, fn: () => Promise<T> | T): Promise<T>;
+}
+
+export interface HandleResult {
+  key: string;
+  /** completed: this call ran the handler; replayed: it ran before; in_flight: another worker is running it; failed: some action failed. */
+  status: 'completed' | 'replayed' | 'in_flight' | 'failed';
+  outcomes: Outcome[];
+}
+
+export interface Sync {
+  apply(action: unknown): Promise<Outcome>;
+  applyMany(actions: readonly unknown[]): Promise<Outcome[]>;
+  handle(event: HandleEvent, fn: (ctx: HandleContext) => Promise<readonly HandlerAction[] | void> | readonly HandlerAction[] | void): Promise<HandleResult>;
+  /** A guarded side effect outside `handle`: `fn` runs at most once per `key`. */
+  once<T>(key: string, fn: () => Promise<T> | T): Promise<T>;
+  /** Validate and key an action without claiming or writing anything. */
+  prepare(action: unknown): Prepared;
+  readonly adapter: CrmAdapter;
+  readonly ledger: LedgerBackend;
+  close(): Promise<void>;
+}
+
+export type Prepared =
+  | { ok: true; action: Action; key: string; fingerprint: string }
+  | { ok: false; key: string; error: ValidationError };
+
+interface Item {
+  index: number;
+  action: Action;
+  key: string;
+  fingerprint: string;
+  keyless: boolean;
+  windowId?: string;
+  markId?: string;
+  fieldHash?: string;
+  token?: number;
+  outcome?: Outcome;
+  /** Same key earlier in this call: this item's outcome follows that one's. */
+  leader?: Item;
+  op: 'upsert' | 'create';
+  object: string;
+  coalesceId?: string;
+}
+
+interface StoredResult {
+  status: OutcomeStatus;
+  recordId?: string;
+}
+
+const DEFAULT_LEASE_MS = 5 * 60_000;
+const DEFAULT_WINDOW_MS = 10 * 60_000;
+const WRITTEN = new Set<OutcomeStatus>(['created', 'updated', 'unchanged']);
+
+const realSleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+const sha = (value: unknown) => createHash('sha256').update(JSON.stringify(value)).digest('base64url').slice(0, 32);
+
+/** Hash of the fields as the CRM will store them (key order does not matter). */
+function fieldsHash(fields: Fields): string {
+  return sha(Object.keys(fields).sort().map((k) => [k, fields[k]]));
+}
+
+function storedOutcome(key: string, entry: LedgerEntry, status: OutcomeStatus): Outcome {
+  const result = (entry.result ?? {}) as Partial<StoredResult>;
+  return { key, status, ...(result.recordId ? { recordId: result.recordId } : {}), attempts: 0 };
+}
+
+export function createSync(options: SyncOptions): Sync {
+  const { adapter, ledger } = options;
+  const now = options.now ?? Date.now;
+  const sleep = options.sleep ?? realSleep;
+  const leaseMs = options.leaseMs ?? DEFAULT_LEASE_MS;
+  const windowMs = options.dedupeWindowMs ?? DEFAULT_WINDOW_MS;
+  const bucketMs = options.bucketMs ?? (windowMs > 0 ? windowMs : DEFAULT_BUCKET_MS);
+  const retentionMs = options.retentionMs ?? null;
+  const retryFailed = options.retryFailed ?? true;
+  const concurrency = options.concurrency ?? 1;
+  const window = dedupeWindow(ledger, { windowMs, pendingMs: leaseMs });
+  const maxBatch = adapter.capabilities.maxBatch;
+  /** Set after a quota error: nothing more is sent to the CRM by this instance. */
+  let stopped: CrmError | undefined;
+
+  const toCrmError = (err: unknown): CrmError => (err instanceof CrmError ? err : adapter.classifyError(err));
+
+  function prepare(input: unknown): Prepared {
+    const parsed = actionSchema.safeParse(input);
+    if (!parsed.success) return { ok: false, key: '', error: new ValidationError(formatZodIssues(parsed.error)) };
+    const action = parsed.data;
+    const key = deriveKey(action, { bucketMs, now });
+    const issues: ValidationIssue[] = checkAgainstObjects(action, adapter.objects, { maxFieldLength: options.maxFieldLength });
+    if (issues.length > 0) return { ok: false, key, error: new ValidationError(issues) };
+    return { ok: true, action, key, fingerprint: fingerprintOf(action) };
+  }
+
+  function toItem(index: number, action: Action, key: string, fingerprint: string): Item {
+    const keyless = action.eventId === undefined;
+    const item: Item = { index, action, key, fingerprint, keyless, op: action.op, object: action.object };
+    if (keyless && windowMs > 0) item.windowId = windowId(adapter.name, action);
+    if (action.op === 'upsert') {
+      item.coalesceId = action.externalId;
+      item.markId = `m1:${sha([adapter.name, action.object, action.externalId])}`;
+      item.fieldHash = fieldsHash(action.fields);
+    }
+    return item;
+  }
+
+  async function failEntries(items: Item[], error: (item: Item) => SerializedError): Promise<void> {
+    const owned = items.filter((i) => i.token !== undefined);
+    if (owned.length === 0) return;
+    await ledger.fail(
+      owned.map((i) => ({ key: i.key, token: i.token!, error: { ...error(i), action: i.action } as unknown as Json })),
+      now(),
+    );
+  }
+
+  async function completeEntries(items: Item[]): Promise<void> {
+    const owned = items.filter((i) => i.token !== undefined && i.outcome);
+    if (owned.length === 0) return;
+    await ledger.complete(
+      owned.map((i) => {
+        const o = i.outcome!;
+        const result: StoredResult = { status: o.status, ...(o.recordId ? { recordId: o.recordId } : {}) };
+        const mark = i.markId && o.recordId && WRITTEN.has(o.status) ? { id: i.markId, value: JSON.stringify({ h: i.fieldHash, id: o.recordId }) } : undefined;
+        return { key: i.key, token: i.token!, result: result as unknown as Json, retentionMs, ...(mark ? { mark } : {}) };
+      }),
+      now(),
+    );
+  }
+
+  /** One CRM write per group, with retries, batch splitting and activity recovery. */
+  async function runWrites(batch: Batch<Item>, groups: Item[][]): Promise<{ results: WriteResult[]; attempts: number }> {
+    const results: (WriteResult | undefined)[] = new Array(groups.length);
+    const writes = groups.map((group) => {
+      const lead = group[0]!.action;
+      const fields = Object.assign({}, ...group.map((i) => i.action.fields)) as Fields;
+      return batch.op === 'upsert'
+        ? ({ key: group[0]!.key, object: batch.object, externalId: lead.externalId!, fields } satisfies RecordWrite)
+        : ({ key: group[0]!.key, object: batch.object, parent: lead.target!, fields } satisfies ActivityWrite);
+    });
+    const open = () => writes.map((_, i) => i).filter((i) => !results[i] || (!results[i]!.ok && results[i]!.error.retryable));
+    let attempts = 0;
+    let ambiguous = false;
+    const call = async <T>(fn: () => Promise<T>): Promise<T> => {
+      try {
+        return await fn();
+      } catch (err) {
+        const crm = toCrmError(err);
+        if (crm.ambiguous) ambiguous = true;
+        throw crm;
+      }
+    };
+    try {
+      await withRetry(async () => {
+        if (stopped) throw stopped;
+        let pending = open();
+        if (batch.op === 'create' && ambiguous && !adapter.capabilities.nativeActivityUpsert) {
+          const found = await call(() => adapter.findActivities(batch.object, pending.map((i) => writes[i] as ActivityWrite)));
+          for (const i of pending) {
+            const recordId = found.get(writes[i]!.key);
+            if (recordId) results[i] = { ok: true, recordId, created: true };
+          }
+          pending = open();
+          if (pending.length === 0) return;
+        }
+        attempts += 1;
+        const res = await call(() =>
+          batch.op === 'upsert'
+            ? adapter.upsertRecords(batch.object, pending.map((i) => writes[i] as RecordWrite))
+            : adapter.createActivities(batch.object, pending.map((i) => writes[i] as ActivityWrite)),
+        );
+        let retryable: CrmError | undefined;
+        pending.forEach((wi, j) => {
+          const r = res[j] ?? { ok: false, error: new CrmError('the CRM returned no result for this input', { vendor: adapter.name, kind: 'transient', ambiguous: true }) };
+          results[wi] = r;
+          if (!r.ok && r.error.retryable) {
+            retryable ??= r.error;
+            if (r.error.ambiguous) ambiguous = true;
+          }
+        });
+        if (retryable) throw new PendingItemsError(retryable);
+      }, { ...options.retry, sleep });
+    } catch (err) {
+      if (!(err instanceof PendingItemsError)) {
+        const crm = toCrmError(err);
+        if (crm.kind === 'quota') stopped ??= crm;
+        const pending = open();
+        if (crm.splittable && pending.length > 1) {
+          const half = Math.ceil(pending.length / 2);
+          for (const part of [pending.slice(0, half), pending.slice(half)]) {
+            const sub = await runWrites(batch, part.map((i) => groups[i]!));
+            part.forEach((wi, j) => (results[wi] = sub.results[j]));
+            attempts += sub.attempts;
+          }
+        } else {
+          for (const i of pending) results[i] = { ok: false, error: crm };
+        }
+      }
+    }
+    return { results: results.map((r) => r ?? { ok: false, error: new CrmError('write was not attempted', { vendor: adapter.name, kind: 'transient' }) }), attempts };
+  }
+
+  async function executeBatch(batch: Batch<Item>): Promise<void> {
+    const { results, attempts } = await runWrites(batch, batch.groups);
+    const done: Item[] = [];
+    const failed: Item[] = [];
+    batch.groups.forEach((group, g) => {
+      const r = results[g]!;
+      group.forEach((item, position) => {
+        if (r.ok) {
+          const status: OutcomeStatus = r.created && position === 0 ? 'created' : 'updated';
+          item.outcome = { key: item.key, status, recordId: r.recordId, attempts };
+          done.push(item);
+        } else {
+          item.outcome = { key: item.key, status: 'failed', error: r.error.toJSON(), attempts };
+          failed.push(item);
+        }
+      });
+    });
+    await completeEntries(done);
+    await failEntries(failed, (i) => i.outcome!.error!);
+    await window.settle(
+      [...done, ...failed].filter((i) => i.windowId).map((i) => ({ id: i.windowId!, owner: i.key, written: i.outcome!.status !== 'failed' })),
+      now(),
+    );
+  }
+
+  function fromClaim(item: Item, claim: ClaimResult): Outcome | undefined {
+    switch (claim.outcome) {
+      case 'claimed':
+        item.token = claim.token;
+        return undefined;
+      case 'completed':
+        return storedOutcome(item.key, claim.entry, item.keyless ? 'suppressed' : 'replayed');
+      case 'in_progress':
+        return { key: item.key, status: 'in_flight', attempts: 0 };
+      case 'failed':
+        return { key: item.key, status: 'failed', error: (claim.entry.error as SerializedError | null) ?? undefined, attempts: 0 };
+      case 'conflict':
+        return { key: item.key, status: 'rejected', error: new KeyConflictError(item.key, claim.entry).toJSON(), attempts: 0 };
+    }
+  }
+
+  async function applyMany(inputs: readonly unknown[]): Promise<Outcome[]> {
+    const outcomes: Outcome[] = new Array(inputs.length);
+    const leaders = new Map<string, Item>();
+    const items: Item[] = [];
+    inputs.forEach((input, index) => {
+      const p = prepare(input);
+      if (!p.ok) {
+        outcomes[index] = { key: p.key, status: 'rejected', error: p.error.toJSON(), attempts: 0 };
+        return;
+      }
+      const item = toItem(index, p.action, p.key, p.fingerprint);
+      const leader = leaders.get(p.key);
+      if (leader) item.leader = leader;
+      else leaders.set(p.key, item);
+      items.push(item);
+    });
+    const own = items.filter((i) => !i.leader);
+
+    if (own.length > 0) {
+      const claims = await ledger.claim(
+        own.map((i) => ({ key: i.key, fingerprint: i.fingerprint, leaseMs, retryFailed, ...(i.markId ? { markId: i.markId } : {}) })),
+        now(),
+      );
+      const marks = new Map<Item, string | undefined>();
+      own.forEach((item, j) => {
+        item.outcome = fromClaim(item, claims[j]!);
+        marks.set(item, claims[j]!.mark);
+      });
+
+      // Dedupe window for keyless actions we own.
+      const windowed = own.filter((i) => !i.outcome && i.windowId);
+      const verdicts = await window.acquire(windowed.map((i) => ({ id: i.windowId!, owner: i.key })), now());
+      const suppressed: Item[] = [];
+      const yielded: Item[] = [];
+      windowed.forEach((item, j) => {
+        if (verdicts[j] === 'suppressed') {
+          item.outcome = { key: item.key, status: 'suppressed', attempts: 0 };
+          suppressed.push(item);
+        } else if (verdicts[j] === 'in_flight') {
+          item.outcome = { key: item.key, status: 'in_flight', attempts: 0 };
+          yielded.push(item);
+        }
+      });
+      if (yielded.length > 0) {
+        await ledger.release(yielded.map((i) => ({ key: i.key, token: i.token! })), now());
+        yielded.forEach((i) => delete i.token);
+      }
+
+      // Unchanged: a new key that would write exactly what this ledger last wrote to the record.
+      const unchanged: Item[] = [];
+      const writesPerRecord = new Map<string, number>();
+      const recordOf = (i: Item) => `${i.object}\u0000${i.coalesceId}`;
+      for (const item of own) if (!item.outcome && item.coalesceId !== undefined) writesPerRecord.set(recordOf(item), (writesPerRecord.get(recordOf(item)) ?? 0) + 1);
+      for (const item of own) {
+        if (item.outcome || item.fieldHash === undefined) continue;
+        const mark = marks.get(item);
+        if (!mark) continue;
+        const last = JSON.parse(mark) as { h: string; id: string };
+        // Two writes to one record in this call are coalesced instead: the later fields win.
+        if (last.h === item.fieldHash && writesPerRecord.get(recordOf(item)) === 1) {
+          item.outcome = { key: item.key, status: 'unchanged', recordId: last.id, attempts: 0 };
+          unchanged.push(item);
+        }
+      }
+      await completeEntries([...suppressed, ...unchanged]);
+      await window.settle(unchanged.filter((i) => i.windowId).map((i) => ({ id: i.windowId!, owner: i.key, written: true })), now());
+
+      const toWrite = own.filter((i) => !i.outcome);
+      const batches = planBatches(toWrite, maxBatch);
+      for (const op of ['upsert', 'create'] as const) {
+        await runPool(batches.filter((b) => b.op === op).map((b) => () => executeBatch(b)), concurrency);
+      }
+    }
+
+    for (const item of items) {
+      if (item.leader) {
+        const lead = item.leader.outcome!;
+        const status: OutcomeStatus = WRITTEN.has(lead.status) || lead.status === 'replayed' || lead.status === 'suppressed' ? (item.keyless ? 'suppressed' : 'replayed') : lead.status;
+        outcomes[item.index] = { ...lead, status, attempts: 0 };
+      } else {
+        outcomes[item.index] = item.outcome!;
+      }
+    }
+    return outcomes;
+  }
+
+  async function once<T>(key: string, fn: () => Promise<T> | T): Promise<T> {
+    const fingerprint = sha(['once', key]);
+    for (;;) {
+      const [claim] = await ledger.claim([{ key, fingerprint, leaseMs, retryFailed: true }], now());
+      if (claim!.outcome === 'completed') return ((claim!.entry.result as { v?: unknown } | null)?.v ?? undefined) as T;
+      if (claim!.outcome === 'conflict') throw new KeyConflictError(key, claim!.entry);
+      if (claim!.outcome === 'in_progress') {
+        // A stalled worker holds this step: wait for its result or for its lease to run out.
+        await sleep(Math.max(10, Math.min(1_000, (claim!.entry.leaseUntil ?? 0) - now())));
+        continue;
+      }
+      const token = claim!.token!;
+      let value: T;
+      try {
+        value = await fn();
+      } catch (err) {
+        await ledger.fail([{ key, token, error: serializeError(err) as unknown as Json }], now());
+        throw err;
+      }
+      await ledger.complete([{ key, token, result: { v: (value ?? null) as unknown as Json }, retentionMs }], now());
+      return value;
+    }
+  }
+
+  async function handle(event: HandleEvent, fn: (ctx: HandleContext) => Promise<readonly HandlerAction[] | void> | readonly HandlerAction[] | void): Promise<HandleResult> {
+    if (!event?.source || !event.eventId) throw new ValidationError([{ path: event?.source ? 'eventId' : 'source', message: 'is required to handle an event' }]);
+    const key = eventKey(event);
+    const [claim] = await ledger.claim([{ key, fingerprint: sha(['event', event.source, event.eventId]), leaseMs, retryFailed: true }], now());
+    if (claim!.outcome === 'completed') {
+      const stored = (claim!.entry.result as { outcomes?: Outcome[] } | null)?.outcomes ?? [];
+      return { key, status: 'replayed', outcomes: stored.map((o) => ({ ...o, status: 'replayed', attempts: 0 })) };
+    }
+    if (claim!.outcome === 'in_progress') return { key, status: 'in_flight', outcomes: [] };
+    if (claim!.outcome === 'conflict') throw new KeyConflictError(key, claim!.entry);
+    const token = claim!.token!;
+    const ctx: HandleContext = { key, event, once: (name, step) => once(childKey(key, name), step) };
+    let outcomes: Outcome[];
+    try {
+      const actions = (await fn(ctx)) ?? [];
+      outcomes = await applyMany(
+        actions.map((a) => ({ ...a, source: a.source ?? event.source, eventId: a.eventId ?? event.eventId, ...(a.occurredAt ?? event.occurredAt ? { occurredAt: a.occurredAt ?? event.occurredAt } : {}) })),
+      );
+    } catch (err) {
+      await ledger.fail([{ key, token, error: serializeError(err) as unknown as Json }], now());
+      throw err;
+    }
+    const bad = outcomes.filter((o) => o.status === 'failed' || o.status === 'rejected' || o.status === 'in_flight');
+    const summary = outcomes.map(({ key: k, status, recordId }) => ({ key: k, status, ...(recordId ? { recordId } : {}) }));
+    if (bad.length > 0) {
+      await ledger.fail([{ key, token, error: { code: 'ACTIONS_INCOMPLETE', message: `${bad.length} of ${outcomes.length} actions did not complete`, outcomes: summary } as unknown as Json }], now());
+      return { key, status: 'failed', outcomes };
+    }
+    await ledger.complete([{ key, token, result: { outcomes: summary } as unknown as Json, retentionMs }], now());
+    return { key, status: 'completed', outcomes };
+  }
+
+  return {
+    adapter,
+    ledger,
+    prepare,
+    applyMany,
+    apply: async (action) => (await applyMany([action]))[0]!,
+    handle,
+    once: (key, fn) => once(key.startsWith('v1:') ? key : `v1:o:${sha(['once', key])}`, fn),
+    async close() {
+      await adapter.close?.();
+      await ledger.close();
+    },
+  };
+}
+
+export { CrmSyncError };

@@ -1,0 +1,31 @@
+/**
+ * crm-upsert-sync: make AI-generated CRM writes safe to repeat.
+ * The root entry loads no vendor SDK and no database driver.
+ */
+export { createSync, OutcomeStatus } from './engine.js';
+export type { Sync, SyncOptions, Outcome, HandleEvent, HandleContext, HandleResult, HandlerAction, Prepared } from './engine.js';
+export { deriveKey, childKey, eventKey, fingerprintOf, periodBucket, identityOf, KEY_VERSION, MAX_KEY_LENGTH, type KeyOptions } from './key.js';
+export { openLedger } from './ledger/index.js';
+export { memoryLedger } from './ledger/memory.js';
+export type * from './ledger/types.js';
+export { EntryStatus } from './ledger/types.js';
+export type { CrmAdapter, AdapterCapabilities, ObjectSpec, RecordWrite, ActivityWrite, WriteResult, Fields, FieldValue } from './adapter.js';
+export {
+  CrmSyncError,
+  ConfigError,
+  ValidationError,
+  KeyConflictError,
+  LedgerError,
+  CrmError,
+  CrmErrorKind,
+  ErrorCode,
+  redact,
+  registerSecret,
+  serializeError,
+  type SerializedError,
+  type ValidationIssue,
+} from './errors.js';
+export { localRateBudget, unlimitedRateBudget, type RateBudget, type LocalRateBudgetOptions } from './rate-budget.js';
+export { DEFAULT_RETRY, type RetryOptions } from './retry.js';
+export { windowId } from './dedupe-window.js';
+export { actionSchema, actionJsonSchema, type Action } from '../schemas/action.js';

@@ -1,0 +1,70 @@
+/**
+ * Idempotency keys. A key comes from the triggering event, never from run time, randomness or
+ * model output, and never from `fields`: a replay that carries different AI text gets the same key.
+ *
+ *   v1:e:<hash>   the source's event id (+ op, object, record, intent: one event's fan-out differs)
+ *   v1:f:<hash>   no event id: source + object + record + op + intent + period bucket of occurredAt
+ *   <parent>/<name-hash>   childKey: a step (model call, notification) under a parent key
+ *
+ * Printable ASCII, at most 100 characters; the `v1:` prefix lets the format evolve.
+ */
+import { createHash } from 'node:crypto';
+import type { Action } from '../schemas/action.js';
+
+export const KEY_VERSION = 'v1';
+export const MAX_KEY_LENGTH = 100;
+
+export interface KeyOptions {
+  /** Period bucket for keyless actions, in ms. Default 10 minutes (the default dedupe window). */
+  bucketMs?: number;
+  /** Clock used only when a keyless action has no `occurredAt` at all. Default Date.now. */
+  now?: () => number;
+}
+
+export type KeyedAction = Pick<Action, 'source' | 'eventId' | 'occurredAt' | 'op' | 'object' | 'externalId' | 'target' | 'intent'>;
+
+export const DEFAULT_BUCKET_MS = 10 * 60_000;
+
+function hash(parts: readonly unknown[]): string {
+  return createHash('sha256').update(JSON.stringify(parts)).digest('base64url').slice(0, 40);
+}
+
+/** What makes two actions "the same action": never the model-generated fields. */
+export function identityOf(action: KeyedAction): string[] {
+  return [
+    action.source,
+    action.op,
+    action.object,
+    action.externalId ?? '',
+    action.target ? `${action.target.object}:${action.target.externalId}` : '',
+    action.intent ?? '',
+  ];
+}
+
+/** Hash of the identity, stored with each ledger entry to detect a key reused for another action. */
+export function fingerprintOf(action: KeyedAction): string {
+  return hash(['fp', ...identityOf(action)]);
+}
+
+/** The period bucket (epoch ms, floored) a keyless action falls into. */
+export function periodBucket(action: KeyedAction, options: KeyOptions = {}): number {
+  const bucketMs = options.bucketMs ?? DEFAULT_BUCKET_MS;
+  const at = action.occurredAt !== undefined ? Date.parse(action.occurredAt) : (options.now ?? Date.now)();
+  return Math.floor(at / bucketMs) * bucketMs;
+}
+
+export function deriveKey(action: KeyedAction, options: KeyOptions = {}): string {
+  if (action.eventId !== undefined) return `${KEY_VERSION}:e:${hash([action.eventId, ...identityOf(action)])}`;
+  return `${KEY_VERSION}:f:${hash([periodBucket(action, options), ...identityOf(action)])}`;
+}
+
+/** The key of the event itself (for `handle`): source + event id only. */
+export function eventKey(event: { source: string; eventId: string }): string {
+  return `${KEY_VERSION}:h:${hash([event.source, event.eventId])}`;
+}
+
+/** A step under a parent key (`ctx.once('summarize', ...)`). Stable for the same parent and name. */
+export function childKey(parent: string, name: string): string {
+  const child = `${parent}/${hash([name]).slice(0, 16)}`;
+  return child.length <= MAX_KEY_LENGTH ? child : `${KEY_VERSION}:c:${hash([parent, name])}`;
+}

@@ -1,0 +1,174 @@
+/**
+ * The in-process ledger: for tests and one-off scripts. Every method runs synchronously inside
+ * one microtask, which makes each batch atomic against every other caller in the process.
+ */
+import type {
+  ClaimRequest,
+  ClaimResult,
+  CompleteRequest,
+  FailRequest,
+  LedgerBackend,
+  LedgerEntry,
+  ListOptions,
+  TokenRef,
+  WindowAcquireRequest,
+  WindowSettleRequest,
+  WindowSlot,
+} from './types.js';
+
+interface Slot {
+  owner: string;
+  confirmed: boolean;
+  expiresAt: number;
+}
+
+const copy = (entry: LedgerEntry): LedgerEntry => structuredClone(entry);
+
+export function memoryLedger(): LedgerBackend {
+  const entries = new Map<string, LedgerEntry>();
+  const marks = new Map<string, string>();
+  const windows = new Map<string, Slot>();
+
+  const claimOne = (req: ClaimRequest, now: number): ClaimResult => {
+    const existing = entries.get(req.key);
+    const mark = req.markId === undefined ? undefined : marks.get(req.markId);
+    const taken = (entry: LedgerEntry): ClaimResult => ({ key: req.key, outcome: 'claimed', token: entry.token, entry: copy(entry), mark });
+    if (!existing || (existing.expiresAt !== null && existing.expiresAt <= now && existing.status !== 'in_progress')) {
+      const entry: LedgerEntry = {
+        key: req.key,
+        fingerprint: req.fingerprint,
+        status: 'in_progress',
+        token: (existing?.token ?? 0) + 1,
+        leaseUntil: now + req.leaseMs,
+        attempts: 1,
+        result: null,
+        error: null,
+        createdAt: now,
+        updatedAt: now,
+        expiresAt: null,
+      };
+      entries.set(req.key, entry);
+      return taken(entry);
+    }
+    if (existing.fingerprint !== req.fingerprint) return { key: req.key, outcome: 'conflict', entry: copy(existing), mark };
+    const expired = existing.status === 'in_progress' && (existing.leaseUntil ?? 0) <= now;
+    const retry = existing.status === 'failed' && req.retryFailed === true;
+    if (expired || retry) {
+      Object.assign(existing, {
+        status: 'in_progress',
+        token: existing.token + 1,
+        leaseUntil: now + req.leaseMs,
+        attempts: existing.attempts + 1,
+        updatedAt: now,
+        expiresAt: null,
+      });
+      return taken(existing);
+    }
+    return { key: req.key, outcome: existing.status, entry: copy(existing), mark };
+  };
+
+  const fenced = (ref: TokenRef): LedgerEntry | undefined => {
+    const entry = entries.get(ref.key);
+    return entry && entry.status === 'in_progress' && entry.token === ref.token ? entry : undefined;
+  };
+
+  return {
+    name: 'memory',
+    async claim(requests, now) {
+      return requests.map((r) => claimOne(r, now));
+    },
+    async complete(requests: CompleteRequest[], now) {
+      return requests.map((r) => {
+        const entry = fenced(r);
+        if (!entry) return false;
+        Object.assign(entry, {
+          status: 'completed',
+          result: structuredClone(r.result),
+          error: null,
+          leaseUntil: null,
+          updatedAt: now,
+          expiresAt: r.retentionMs == null ? null : now + r.retentionMs,
+        });
+        if (r.mark) marks.set(r.mark.id, r.mark.value);
+        return true;
+      });
+    },
+    async fail(requests: FailRequest[], now) {
+      return requests.map((r) => {
+        const entry = fenced(r);
+        if (!entry) return false;
+        Object.assign(entry, { status: 'failed', error: structuredClone(r.error), leaseUntil: null, updatedAt: now });
+        return true;
+      });
+    },
+    async release(requests, now) {
+      return requests.map((r) => {
+        const entry = fenced(r);
+        if (!entry) return false;
+        Object.assign(entry, { leaseUntil: now, updatedAt: now });
+        return true;
+      });
+    },
+    async renew(requests, leaseMs, now) {
+      return requests.map((r) => {
+        const entry = fenced(r);
+        if (!entry || (entry.leaseUntil ?? 0) <= now) return false;
+        Object.assign(entry, { leaseUntil: now + leaseMs, updatedAt: now });
+        return true;
+      });
+    },
+    async get(key) {
+      const entry = entries.get(key);
+      return entry ? copy(entry) : null;
+    },
+    async list(options: ListOptions = {}) {
+      const keys = [...entries.keys()].sort();
+      const out: LedgerEntry[] = [];
+      for (const key of keys) {
+        if (options.after !== undefined && key <= options.after) continue;
+        const entry = entries.get(key)!;
+        if (options.status && entry.status !== options.status) continue;
+        out.push(copy(entry));
+        if (options.limit !== undefined && out.length >= options.limit) break;
+      }
+      return out;
+    },
+    async prune(now, olderThan) {
+      let removed = 0;
+      for (const [key, entry] of entries) {
+        const expired = entry.expiresAt !== null && entry.expiresAt <= now;
+        const old = olderThan !== undefined && entry.status !== 'in_progress' && entry.updatedAt < olderThan;
+        if (expired || old) {
+          entries.delete(key);
+          removed += 1;
+        }
+      }
+      for (const [id, slot] of windows) if (slot.expiresAt <= now) windows.delete(id);
+      return removed;
+    },
+    async windowAcquire(requests: WindowAcquireRequest[], now) {
+      return requests.map((r): WindowSlot => {
+        const slot = windows.get(r.id);
+        if (!slot || slot.expiresAt <= now || slot.owner === r.owner) {
+          const next = slot && slot.owner === r.owner && slot.expiresAt > now ? slot : { owner: r.owner, confirmed: false, expiresAt: now + r.ttlMs };
+          windows.set(r.id, next);
+          return { acquired: true, ...next };
+        }
+        return { acquired: false, ...slot };
+      });
+    },
+    async windowSettle(requests: WindowSettleRequest[], now) {
+      for (const r of requests) {
+        const slot = windows.get(r.id);
+        if (!slot || slot.owner !== r.owner) continue;
+        if (r.ttlMs === null) windows.delete(r.id);
+        else windows.set(r.id, { owner: r.owner, confirmed: true, expiresAt: now + r.ttlMs });
+      }
+    },
+    async close() {
+      entries.clear();
+      windows.clear();
+      marks.clear();
+    },
+  };
+}
