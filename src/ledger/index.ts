@@ -1,0 +1,119 @@
+/**
+ * `openLedger(url)`: pick a ledger backend by URL without loading its driver until first use,
+ * so importing the package root never loads better-sqlite3, pg or ioredis.
+ *
+ * Rule for future backends: a backend must refuse construction (throw ConfigError) when its
+ * store cannot do an atomic conditional write (compare-and-set / conditional upsert / script),
+ * because claim and fencing are built on it. memory, sqlite, postgres and redis all can.
+ */
+import { ConfigError, LedgerError, redact } from '../errors.js';
+import type { LedgerBackend } from './types.js';
+
+export * from './types.js';
+
+export interface OpenLedgerOptions {
+  /** sqlite: how long a writer waits for another process's lock. Default 5000. */
+  busyTimeoutMs?: number;
+  /** postgres: prefix of the ledger's table names. Default `crm_upsert_`. */
+  tablePrefix?: string;
+  /** postgres: schema holding the tables. Default `public`. */
+  schema?: string;
+  /** redis: prefix of every key the ledger writes. Default `{crm-upsert}:`. */
+  keyPrefix?: string;
+}
+
+const ACCEPTED = 'memory:, sqlite:PATH, postgres://, postgresql://, redis://, rediss://';
+
+const METHODS = [
+  'claim', 'complete', 'fail', 'release', 'renew', 'get', 'list', 'prune', 'windowAcquire', 'windowSettle', 'close',
+] as const;
+
+/** True when `x` has every method of the LedgerBackend contract. */
+export function isLedgerBackend(x: unknown): x is LedgerBackend {
+  if (typeof x !== 'object' || x === null) return false;
+  const o = x as Record<string, unknown>;
+  return typeof o.name === 'string' && METHODS.every((m) => typeof o[m] === 'function');
+}
+
+/** The URL with any userinfo password removed (redact() alone misses `redis://:secret@host`). */
+export function safeLedgerUrl(url: string): string {
+  return redact(url.replace(/(\/\/[^/@:\s]*):[^@\s]*@/, '$1:[redacted]@'));
+}
+
+type Loader = () => Promise<LedgerBackend>;
+
+function loaderFor(url: string, options: OpenLedgerOptions): { name: string; load: Loader } {
+  const scheme = /^([a-z][a-z0-9+.-]*):/i.exec(url)?.[1]?.toLowerCase();
+  switch (scheme) {
+    case 'memory':
+      return { name: 'memory', load: async () => (await import('./memory.js')).memoryLedger() };
+    case 'sqlite': {
+      const path = url.slice('sqlite:'.length).replace(/^\/\/(?=\/)/, '');
+      if (path === '') throw new ConfigError(`ledger URL ${safeLedgerUrl(url)} names no file: use sqlite:PATH or sqlite::memory:`);
+      return {
+        name: 'sqlite',
+        load: async () => (await import('./sqlite.js')).sqliteLedger({ path, busyTimeoutMs: options.busyTimeoutMs }),
+      };
+    }
+    case 'postgres':
+    case 'postgresql':
+      return {
+        name: 'postgres',
+        load: async () => (await import('./postgres.js')).postgresLedger({
+          connectionString: url, tablePrefix: options.tablePrefix, schema: options.schema,
+        }),
+      };
+    case 'redis':
+    case 'rediss':
+      return {
+        name: 'redis',
+        load: async () => (await import('./redis.js')).redisLedger({ url, prefix: options.keyPrefix }),
+      };
+    default:
+      throw new ConfigError(
+        `unsupported ledger URL scheme ${scheme === undefined ? '(none)' : `"${scheme}:"`} in ${safeLedgerUrl(url)}; accepted: ${ACCEPTED}`,
+      );
+  }
+}
+
+/**
+ * A ledger backend for `url`: `memory:`, `sqlite:PATH` (relative to the working directory;
+ * `sqlite::memory:`), `postgres://…`/`postgresql://…`, `redis://…`/`rediss://…`.
+ * Synchronous: the driver is imported on the first call. Unknown schemes throw ConfigError.
+ */
+export function openLedger(url: string, options: OpenLedgerOptions = {}): LedgerBackend {
+  const { name, load } = loaderFor(url, options);
+  let backend: Promise<LedgerBackend> | undefined;
+  let closed = false;
+
+  const ready = (): Promise<LedgerBackend> => {
+    if (closed) return Promise.reject(new LedgerError(`${name} ledger is closed`));
+    backend ??= load().catch((err: unknown) => {
+      backend = undefined;
+      if (err instanceof ConfigError || err instanceof LedgerError) throw err;
+      throw new LedgerError(`cannot open ${name} ledger ${safeLedgerUrl(url)}: ${(err as Error)?.message ?? String(err)}`, { cause: err });
+    });
+    return backend;
+  };
+
+  return {
+    name,
+    claim: async (requests, now) => (await ready()).claim(requests, now),
+    complete: async (requests, now) => (await ready()).complete(requests, now),
+    fail: async (requests, now) => (await ready()).fail(requests, now),
+    release: async (requests, now) => (await ready()).release(requests, now),
+    renew: async (requests, leaseMs, now) => (await ready()).renew(requests, leaseMs, now),
+    get: async (key) => (await ready()).get(key),
+    list: async (options) => (await ready()).list(options),
+    prune: async (now, olderThan) => (await ready()).prune(now, olderThan),
+    windowAcquire: async (requests, now) => (await ready()).windowAcquire(requests, now),
+    windowSettle: async (requests, now) => (await ready()).windowSettle(requests, now),
+    close: async () => {
+      if (closed) return;
+      closed = true;
+      const opened = backend;
+      backend = undefined;
+      if (opened) await (await opened.catch(() => undefined))?.close();
+    },
+  };
+}

@@ -1,0 +1,12 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll } from 'vitest';
+import { sqliteLedger } from '../../src/ledger/sqlite.js';
+import { describeLedgerConformance } from './ledger.suite.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'crm-upsert-sqlite-'));
+let n = 0;
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+describeLedgerConformance('sqlite', async () => sqliteLedger({ path: join(dir, `nested/dir/ledger-${n++}.db`) }));

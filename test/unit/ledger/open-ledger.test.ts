@@ -1,0 +1,118 @@
+import { readFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, existsSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { ConfigError, LedgerError } from '../../../src/errors.js';
+import { isLedgerBackend, openLedger, safeLedgerUrl } from '../../../src/ledger/index.js';
+
+const T0 = Date.UTC(2026, 0, 1);
+
+describe('openLedger', () => {
+  it.each([
+    ['memory:', 'memory'],
+    ['sqlite::memory:', 'sqlite'],
+    ['sqlite:.crm-upsert/ledger.db', 'sqlite'],
+    ['postgres://u:p@db.example:5432/x', 'postgres'],
+    ['postgresql://db.example/x', 'postgres'],
+    ['redis://127.0.0.1:6379', 'redis'],
+    ['rediss://:secret@cache.example:6380/0', 'redis'],
+  ])('picks the backend for %s without connecting', (url, name) => {
+    const ledger = openLedger(url);
+    expect(ledger.name).toBe(name);
+    expect(isLedgerBackend(ledger)).toBe(true);
+  });
+
+  it('opens a working memory ledger on first use', async () => {
+    const ledger = openLedger('memory:');
+    const [r] = await ledger.claim([{ key: 'k', fingerprint: 'f', leaseMs: 1000 }], T0);
+    expect(r).toMatchObject({ outcome: 'claimed', token: 1 });
+    expect((await ledger.get('k'))!.status).toBe('in_progress');
+    await ledger.close();
+  });
+
+  it('opens a sqlite file relative to the working directory and creates its directory', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'crm-upsert-open-'));
+    const cwd = process.cwd();
+    try {
+      process.chdir(dir);
+      const ledger = openLedger('sqlite:nested/ledger.db');
+      await ledger.claim([{ key: 'k', fingerprint: 'f', leaseMs: 1000 }], T0);
+      await ledger.close();
+      expect(existsSync(join(dir, 'nested/ledger.db'))).toBe(true);
+    } finally {
+      process.chdir(cwd);
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('opens an in-memory sqlite ledger', async () => {
+    const ledger = openLedger('sqlite::memory:');
+    expect((await ledger.claim([{ key: 'k', fingerprint: 'f', leaseMs: 1000 }], T0))[0]!.outcome).toBe('claimed');
+    await ledger.close();
+  });
+
+  it('refuses calls after close', async () => {
+    const ledger = openLedger('memory:');
+    await ledger.close();
+    await expect(ledger.get('k')).rejects.toBeInstanceOf(LedgerError);
+  });
+
+  it.each([
+    ['mysql://root:hunter22@db.example/app', 'mysql'],
+    ['mongodb+srv://admin:hunter22@cluster0.example/x', 'mongodb+srv'],
+    ['file:///tmp/ledger.db', 'file'],
+  ])('throws ConfigError naming the scheme of %s and the accepted ones, without the password', (url, scheme) => {
+    let error: unknown;
+    try {
+      openLedger(url);
+    } catch (err) {
+      error = err;
+    }
+    expect(error).toBeInstanceOf(ConfigError);
+    const message = (error as Error).message;
+    expect(message).toContain(`"${scheme}:"`);
+    expect(message).toContain('sqlite:PATH');
+    expect(message).toContain('redis://');
+    expect(message).not.toContain('hunter22');
+  });
+
+  it('throws ConfigError for a URL without a scheme', () => {
+    expect(() => openLedger('ledger.db')).toThrow(ConfigError);
+    expect(() => openLedger('sqlite:')).toThrow(ConfigError);
+  });
+
+  it('reports a backend that cannot open as a LedgerError without the password', async () => {
+    const ledger = openLedger('postgres://app:hunter22@127.0.0.1:1/none?connect_timeout=1');
+    const error = await ledger.get('k').catch((err: unknown) => err);
+    expect(error).toBeInstanceOf(LedgerError);
+    expect(String((error as Error).message)).not.toContain('hunter22');
+    await ledger.close();
+  });
+});
+
+describe('safeLedgerUrl', () => {
+  it.each([
+    ['redis://:s3cretpw@host:6379', 's3cretpw'],
+    ['postgres://user:s3cretpw@host/db', 's3cretpw'],
+    ['postgresql://user:s3cret%40pw@host/db?sslmode=require', 's3cret%40pw'],
+  ])('removes the password from %s', (url, secret) => {
+    expect(safeLedgerUrl(url)).not.toContain(secret);
+    expect(safeLedgerUrl(url)).toContain('host');
+  });
+});
+
+describe('isLedgerBackend', () => {
+  it('rejects objects missing a method', () => {
+    expect(isLedgerBackend(null)).toBe(false);
+    expect(isLedgerBackend({ name: 'x', claim: () => undefined })).toBe(false);
+  });
+});
+
+describe('package root', () => {
+  it('has no static import of a database driver in the ledger entry', () => {
+    const source = readFileSync(new URL('../../../src/ledger/index.ts', import.meta.url), 'utf8');
+    expect(source).not.toMatch(/^\s*import\s[^;]*from\s+['"](better-sqlite3|pg|ioredis)['"]/m);
+    expect(source).not.toMatch(/^\s*import\s[^;]*from\s+['"]\.\/(sqlite|postgres|redis)\.js['"]/m);
+  });
+});
