@@ -1,0 +1,12 @@
+/** crm-upsert-sync/hubspot: the HubSpot adapter (loads @hubspot/api-client; the package root does not). */
+export { hubspotAdapter, type HubSpotClientLike } from './hubspot-adapter.js';
+export {
+  resolveHubSpotOptions,
+  DEFAULT_BASE_PATH,
+  DEFAULT_RATE_LIMIT,
+  DEFAULT_SEARCH_RATE_LIMIT,
+  type HubSpotAdapterOptions,
+  type HubSpotObjectConfig,
+  type ResolvedHubSpotOptions,
+} from './hubspot-options.js';
+export { classifyHubSpotError, classifyHubSpotItemError, REQUIRED_SCOPES, type HubSpotErrorBody } from './hubspot-errors.js';
