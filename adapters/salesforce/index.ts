@@ -1,0 +1,13 @@
+/**
+ * crm-upsert-sync/salesforce: the Salesforce adapter (jsforce 3.10.16). Loading this entry loads jsforce.
+ */
+export { salesforceAdapter, type SalesforceAdapter } from './salesforce-adapter.js';
+export {
+  resolveSalesforceOptions,
+  type SalesforceAdapterOptions,
+  type SalesforceConnection,
+  type SalesforceHttpRequest,
+  type SalesforceObjectConfig,
+} from './salesforce-options.js';
+export { classifySalesforceError, dailyLimitStop, recordError, type ClassifyContext, type SalesforceRecordError } from './salesforce-errors.js';
+export { soqlIn, soqlQuote } from './soql.js';

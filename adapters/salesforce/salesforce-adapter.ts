@@ -1,0 +1,265 @@
+/**
+ * salesforceAdapter(): records and activities (Task) upserted by External ID fields through the
+ * sObject Collections API, over jsforce 3.10.16. One HTTP attempt per call: the engine owns retries.
+ */
+import { Connection } from 'jsforce';
+import type { ActivityWrite, CrmAdapter, ObjectSpec, RecordWrite, WriteResult } from '../../src/adapter.js';
+import { ConfigError, CrmError, CrmErrorKind, registerSecret } from '../../src/errors.js';
+import { classifySalesforceError, dailyLimitStop, recordError, type ClassifyContext, type ResponseInfo, type SalesforceRecordError } from './salesforce-errors.js';
+import { resolveSalesforceOptions, type SalesforceAdapterOptions, type SalesforceConnection, type SalesforceHttpRequest, type SalesforceObjectConfig } from './salesforce-options.js';
+import { soqlIn, soqlQuote } from './soql.js';
+
+type SalesforceRecordConfig = Extract<SalesforceObjectConfig, { kind: 'record' }>;
+type SalesforceActivityConfig = Extract<SalesforceObjectConfig, { kind: 'activity' }>;
+
+const VENDOR = 'salesforce';
+const MAX_BATCH = 200;
+/** Salesforce rejects request URIs longer than 16,384 bytes; stay well below with the origin added. */
+const MAX_QUERY_CHARS = 15_000;
+
+/**
+ * jsforce retries GET/PUT/DELETE on 420/429/5xx and network errors (5 times, ignoring
+ * Retry-After) unless told otherwise per request: an empty method list turns every retry off,
+ * 420 included (it bypasses maxRetries).
+ */
+const NO_RETRY = { maxRetries: 0, methods: [] as string[], statusCodes: [] as number[], errorCodes: [] as string[] };
+
+interface CollectionResult {
+  id?: string | null;
+  success?: boolean;
+  created?: boolean;
+  errors?: SalesforceRecordError[];
+}
+
+interface QueryResult {
+  done?: boolean;
+  nextRecordsUrl?: string;
+  records?: Array<Record<string, unknown>>;
+}
+
+interface TransportLike {
+  httpRequest(req: unknown, options?: unknown): Promise<{ statusCode: number; headers: Record<string, string> }>;
+}
+
+export interface SalesforceAdapter extends CrmAdapter {
+  /** The jsforce Connection in use (built from options or injected). */
+  readonly connection: SalesforceConnection;
+}
+
+export function salesforceAdapter(options: SalesforceAdapterOptions): SalesforceAdapter {
+  const opts = resolveSalesforceOptions(options);
+  const conn: SalesforceConnection =
+    opts.connection ??
+    (new Connection({ instanceUrl: opts.instanceUrl, accessToken: opts.accessToken, version: opts.apiVersion }) as unknown as SalesforceConnection);
+  registerSecret(opts.accessToken);
+  registerSecret(conn.accessToken ?? undefined);
+  const base = `/services/data/v${opts.apiVersion}`;
+  let calls = 0;
+
+  const objects: Record<string, ObjectSpec> = {};
+  for (const [name, spec] of Object.entries(opts.objects)) {
+    objects[name] = spec.kind === 'activity' ? { kind: 'activity', fields: spec.fields, parents: Object.keys(spec.parents) } : { kind: 'record', fields: spec.fields };
+  }
+
+  const usage = () => {
+    const u = conn.limitInfo?.apiUsage;
+    return u && u.limit > 0 ? u : undefined;
+  };
+
+  /** The connection's transport, wrapped to see each exchange's status and headers (HttpApiError has neither). */
+  const observe = (onResponse: (r: ResponseInfo) => void): TransportLike | undefined => {
+    const inner = (conn as unknown as { _transport?: TransportLike })._transport;
+    if (!inner || typeof inner.httpRequest !== 'function') return undefined;
+    return {
+      httpRequest(req, options) {
+        calls += 1;
+        const pending = inner.httpRequest(req, options);
+        pending.then((res) => onResponse({ status: res.statusCode, headers: res.headers }), () => undefined);
+        return pending;
+      },
+    };
+  };
+
+  async function send<R>(req: SalesforceHttpRequest, ctx: ClassifyContext = {}): Promise<R> {
+    const before = usage();
+    if (before && before.used / before.limit >= opts.dailyLimitShare) throw dailyLimitStop(before, opts.dailyLimitShare);
+    await opts.rateBudget?.acquire();
+    let response: ResponseInfo | undefined;
+    const transport = observe((r) => (response = r));
+    if (!transport) calls += 1;
+    try {
+      return await conn.request<R>(req, { retry: NO_RETRY, ...(transport ? { transport } : {}) });
+    } catch (err) {
+      throw classifySalesforceError(err, { ...ctx, response, usage: usage() });
+    }
+  }
+
+  async function query(soql: string): Promise<Array<Record<string, unknown>>> {
+    const records: Array<Record<string, unknown>> = [];
+    let url: string | undefined = `${base}/query?q=${encodeURIComponent(soql)}`;
+    while (url) {
+      const page: QueryResult = await send<QueryResult>({ method: 'GET', url });
+      records.push(...(page.records ?? []));
+      url = page.done === false && page.nextRecordsUrl ? page.nextRecordsUrl : undefined;
+    }
+    return records;
+  }
+
+  /** Id by exact value of `field` (SOQL compares text case-insensitively; external ids here are case-sensitive). */
+  async function idsByValue(sobject: string, field: string, values: readonly string[]): Promise<Map<string, string>> {
+    const found = new Map<string, string>();
+    const distinct = [...new Set(values)];
+    for (const chunk of chunkForUrl(distinct)) {
+      const rows = await query(`SELECT Id, ${field} FROM ${sobject} WHERE ${soqlIn(field, chunk)}`);
+      for (const row of rows) {
+        const value = row[field];
+        if (typeof value === 'string' && typeof row.Id === 'string' && !found.has(value)) found.set(value, row.Id);
+      }
+    }
+    return found;
+  }
+
+  /** One collection upsert; returns one WriteResult per record in order. */
+  async function upsertCollection(sobject: string, externalIdField: string, records: Array<Record<string, unknown>>): Promise<WriteResult[]> {
+    if (records.length === 0) return [];
+    const headers: Record<string, string> = { 'content-type': 'application/json' };
+    if (opts.allowDuplicateSave) headers['Sforce-Duplicate-Rule-Header'] = 'allowSave=true';
+    const externalIds = records.map((r) => String(r[externalIdField]));
+    // The wire call of `sobject(T).upsert(records[], extIdField, { allOrNone: false })` (jsforce
+    // `_upsertMany`), issued directly so the request carries our no-retry options. Always an
+    // array: external ids travel in the JSON body, never in the URL (jsforce #1069 leaves the
+    // single-record path unencoded, so `/`, `?`, `#` in an id hit the wrong resource).
+    const body = await send<unknown>(
+      {
+        method: 'PATCH',
+        url: `${base}/composite/sobjects/${sobject}/${externalIdField}`,
+        headers,
+        body: JSON.stringify({ allOrNone: false, records: records.map((r) => ({ ...r, attributes: { type: sobject } })) }),
+      },
+      { externalIds, multiRecordWrite: records.length > 1 },
+    );
+    const results: CollectionResult[] = Array.isArray(body) ? body : [];
+    return records.map((_r, i) => toWriteResult(results[i]));
+  }
+
+  function spec<K extends 'record' | 'activity'>(object: string, kind: K) {
+    const s = opts.objects[object];
+    if (!s || s.kind !== kind) throw new ConfigError(`salesforce: "${object}" is not a configured ${kind} object`);
+    return s as K extends 'record' ? SalesforceRecordConfig : SalesforceActivityConfig;
+  }
+
+  function checkBatch(writes: readonly unknown[]): void {
+    if (writes.length > MAX_BATCH) {
+      throw new CrmError(`a Salesforce collection call takes at most ${MAX_BATCH} records, got ${writes.length}`, { vendor: VENDOR, kind: CrmErrorKind.permanent, splittable: true });
+    }
+  }
+
+  return {
+    name: VENDOR,
+    capabilities: { maxBatch: MAX_BATCH, nativeActivityUpsert: true },
+    objects,
+    connection: conn,
+
+    async upsertRecords(object: string, writes: RecordWrite[]): Promise<WriteResult[]> {
+      const s = spec(object, 'record');
+      checkBatch(writes);
+      const results: WriteResult[] = new Array(writes.length);
+      const sendIdx: number[] = [];
+      writes.forEach((w, i) => {
+        if (w.externalId === '' || w.externalId === undefined || w.externalId === null) results[i] = { ok: false, error: missingValue(`${s.sobject}.${s.externalIdField}`) };
+        else sendIdx.push(i);
+      });
+      const sent = await upsertCollection(
+        s.sobject,
+        s.externalIdField,
+        sendIdx.map((i) => ({ ...writes[i]!.fields, [s.externalIdField]: writes[i]!.externalId })),
+      );
+      sendIdx.forEach((i, j) => (results[i] = sent[j]!));
+      return results;
+    },
+
+    async createActivities(object: string, writes: ActivityWrite[]): Promise<WriteResult[]> {
+      const s = spec(object, 'activity');
+      checkBatch(writes);
+      const results: WriteResult[] = new Array(writes.length);
+      const parentIds = new Map<string, Map<string, string>>();
+      const byParent = new Map<string, string[]>();
+      writes.forEach((w, i) => {
+        if (!(w.parent.object in s.parents)) {
+          results[i] = { ok: false, error: new CrmError(`${object} cannot attach to "${w.parent.object}": configure objects.${object}.parents.${w.parent.object}`, { vendor: VENDOR, kind: CrmErrorKind.permanent, vendorCode: 'PARENT_NOT_CONFIGURED' }) };
+        } else if (!w.key) {
+          results[i] = { ok: false, error: missingValue(`${s.sobject}.${s.externalIdField}`) };
+        } else {
+          byParent.set(w.parent.object, [...(byParent.get(w.parent.object) ?? []), w.parent.externalId]);
+        }
+      });
+      for (const [parent, values] of byParent) {
+        const p = spec(parent, 'record');
+        parentIds.set(parent, await idsByValue(p.sobject, p.externalIdField, values));
+      }
+      const sendIdx: number[] = [];
+      const records: Array<Record<string, unknown>> = [];
+      writes.forEach((w, i) => {
+        if (results[i]) return;
+        const parentId = parentIds.get(w.parent.object)?.get(w.parent.externalId);
+        if (!parentId) {
+          const p = spec(w.parent.object, 'record');
+          results[i] = {
+            ok: false,
+            error: new CrmError(`parent ${w.parent.object} ${JSON.stringify(w.parent.externalId)} (${p.sobject}.${p.externalIdField}) does not exist in Salesforce; write it first, then retry`, { vendor: VENDOR, kind: CrmErrorKind.permanent, vendorCode: 'PARENT_NOT_FOUND' }),
+          };
+          return;
+        }
+        sendIdx.push(i);
+        records.push({ ...w.fields, [s.parents[w.parent.object]!]: parentId, [s.externalIdField]: w.key });
+      });
+      const sent = await upsertCollection(s.sobject, s.externalIdField, records);
+      sendIdx.forEach((i, j) => (results[i] = sent[j]!));
+      return results;
+    },
+
+    async findActivities(object: string, writes: ActivityWrite[]): Promise<Map<string, string>> {
+      const s = spec(object, 'activity');
+      const keys = writes.map((w) => w.key).filter(Boolean);
+      if (keys.length === 0) return new Map();
+      return idsByValue(s.sobject, s.externalIdField, keys);
+    },
+
+    classifyError: (err: unknown) => classifySalesforceError(err, { usage: usage() }),
+    apiCalls: () => calls,
+  };
+}
+
+function toWriteResult(r: CollectionResult | undefined): WriteResult {
+  if (!r || typeof r !== 'object') {
+    return { ok: false, error: new CrmError('Salesforce returned no result for this record; it may or may not have been written', { vendor: VENDOR, kind: CrmErrorKind.transient, ambiguous: true }) };
+  }
+  if (r.success === true && typeof r.id === 'string' && r.id) return { ok: true, recordId: r.id, created: r.created === true };
+  if (r.success === true) {
+    return { ok: false, error: new CrmError('Salesforce reported success without a record id', { vendor: VENDOR, kind: CrmErrorKind.transient, ambiguous: true }) };
+  }
+  return { ok: false, error: recordError(r.errors) };
+}
+
+function missingValue(field: string): CrmError {
+  return new CrmError(`${field} is empty: Salesforce cannot upsert without an external id value`, { vendor: VENDOR, kind: CrmErrorKind.permanent, vendorCode: 'MISSING_EXTERNAL_ID' });
+}
+
+/** Split values so that each `IN (...)` list stays under the URL limit (one chunk in practice). */
+function chunkForUrl(values: readonly string[]): string[][] {
+  const chunks: string[][] = [];
+  let current: string[] = [];
+  let length = 0;
+  for (const v of values) {
+    const add = encodeURIComponent(soqlQuote(v)).length + 3;
+    if (current.length > 0 && length + add > MAX_QUERY_CHARS) {
+      chunks.push(current);
+      current = [];
+      length = 0;
+    }
+    current.push(v);
+    length += add;
+  }
+  if (current.length > 0) chunks.push(current);
+  return chunks;
+}

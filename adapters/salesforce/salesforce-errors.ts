@@ -1,0 +1,134 @@
+/**
+ * Salesforce failures -> CrmError, classified once at the adapter boundary. Inputs: jsforce's
+ * HttpApiError (`errorCode`, `message`, `data`; no status, so the adapter passes the status and
+ * headers it saw), node-fetch's FetchError (network), and per-record collection errors, which
+ * carry `statusCode` (the docs) or `errorCode` (jsforce's type): both are read.
+ */
+import { CrmError, CrmErrorKind } from '../../src/errors.js';
+
+const VENDOR = 'salesforce';
+
+export interface ResponseInfo {
+  status?: number;
+  headers?: Record<string, string>;
+}
+
+export interface ClassifyContext {
+  /** What the failed HTTP exchange returned, when a response arrived. */
+  response?: ResponseInfo;
+  /** The last `Sforce-Limit-Info` figures. */
+  usage?: { used: number; limit: number };
+  /** External ids sent in the failed call (named in a 300 message). */
+  externalIds?: readonly string[];
+  /** A write carrying several records: a whole-call 400 may be caused by one of them. */
+  multiRecordWrite?: boolean;
+}
+
+export interface SalesforceRecordError {
+  statusCode?: string;
+  errorCode?: string;
+  message?: string;
+  fields?: string[];
+}
+
+const NETWORK_CODES = new Set(['ECONNRESET', 'ECONNREFUSED', 'ENOTFOUND', 'ENETDOWN', 'ENETUNREACH', 'EHOSTDOWN', 'EHOSTUNREACH', 'EAI_AGAIN', 'UND_ERR_SOCKET', 'ETIMEDOUT', 'EPIPE', 'ECONNABORTED']);
+/** Per-record codes that clear up by themselves: another transaction held the row. */
+const TRANSIENT_RECORD_CODES = new Set(['UNABLE_TO_LOCK_ROW', 'ALL_OR_NONE_OPERATION_ROLLED_BACK', 'SERVER_UNAVAILABLE']);
+/** Whole-request 400s that every record would hit again: splitting cannot help. */
+const WHOLE_REQUEST_CODES = new Set(['INVALID_TYPE', 'NOT_FOUND', 'MALFORMED_QUERY', 'INVALID_QUERY_FILTER_OPERATOR', 'API_DISABLED_FOR_ORG', 'INVALID_SESSION_ID', 'INVALID_AUTH_HEADER', 'UNSUPPORTED_API_VERSION']);
+
+const fmt = (n: number) => n.toLocaleString('en-US');
+const pct = (n: number) => `${Math.round(n * 100)}%`;
+
+/** The stop the adapter raises itself before a call, once usage reached the configured share. */
+export function dailyLimitStop(usage: { used: number; limit: number }, share: number): CrmError {
+  return new CrmError(
+    `Salesforce API usage ${fmt(usage.used)}/${fmt(usage.limit)} (${pct(usage.used / usage.limit)}) reached the configured stop at ${pct(share)} (dailyLimitShare); the run stops until the rolling 24-hour allocation frees up`,
+    { vendor: VENDOR, kind: CrmErrorKind.quota, vendorCode: 'DAILY_LIMIT_SHARE' },
+  );
+}
+
+/** One per-record error from a collection upsert result. */
+export function recordError(errors: readonly SalesforceRecordError[] | undefined): CrmError {
+  const first = errors?.[0];
+  if (!first) return new CrmError('Salesforce reported a failure for this record without an error', { vendor: VENDOR, kind: CrmErrorKind.permanent });
+  const code = first.statusCode ?? first.errorCode ?? 'UNKNOWN';
+  const fields = first.fields?.length ? ` [${first.fields.join(', ')}]` : '';
+  const more = errors.length > 1 ? ` (+${errors.length - 1} more: ${errors.slice(1).map((e) => e.statusCode ?? e.errorCode).join(', ')})` : '';
+  const transient = TRANSIENT_RECORD_CODES.has(code);
+  return new CrmError(`${code}: ${first.message ?? ''}${fields}${more}`, {
+    vendor: VENDOR,
+    kind: transient ? CrmErrorKind.transient : CrmErrorKind.permanent,
+    vendorCode: code,
+  });
+}
+
+function retryAfterMs(headers: Record<string, string> | undefined): number | undefined {
+  const raw = headers?.['retry-after'];
+  if (raw === undefined) return undefined;
+  const seconds = Number(raw);
+  if (Number.isFinite(seconds)) return Math.max(0, seconds * 1000);
+  const at = Date.parse(raw);
+  return Number.isNaN(at) ? undefined : Math.max(0, at - Date.now());
+}
+
+interface VendorError {
+  name?: string;
+  message?: string;
+  errorCode?: string;
+  code?: string;
+  data?: unknown;
+}
+
+/** Turn anything jsforce or the network threw into a classified, secret-free CrmError. */
+export function classifySalesforceError(err: unknown, ctx: ClassifyContext = {}): CrmError {
+  if (err instanceof CrmError) return err;
+  const e = (typeof err === 'object' && err !== null ? err : { message: String(err) }) as VendorError;
+  const status = ctx.response?.status;
+  let code = e.errorCode;
+  let message = e.message ?? String(err);
+  if (code === 'MULTIPLE_API_ERRORS' && Array.isArray(e.data) && e.data.length > 0) {
+    const first = e.data[0] as SalesforceRecordError;
+    code = first.errorCode ?? first.statusCode ?? code;
+    message = first.message ?? message;
+  }
+  const base = { vendor: VENDOR, status, vendorCode: code, cause: err };
+  const said = code ? `${code}: ${message}` : message;
+
+  if (code === 'REQUEST_LIMIT_EXCEEDED' && status !== 429 && !/concurrent/i.test(message)) {
+    const usage = ctx.usage ? ` (usage ${fmt(ctx.usage.used)}/${fmt(ctx.usage.limit)})` : '';
+    return new CrmError(`Salesforce daily API request allocation is spent${usage}: ${said}; the run stops until the rolling 24-hour allocation frees up`, { ...base, kind: CrmErrorKind.quota });
+  }
+  if (status === 429 || status === 420 || code === 'REQUEST_LIMIT_EXCEEDED' || code === 'ERROR_HTTP_429') {
+    return new CrmError(`Salesforce is limiting requests: ${said}`, { ...base, kind: CrmErrorKind.rateLimited, retryAfterMs: retryAfterMs(ctx.response?.headers) ?? 1_000, ambiguous: true });
+  }
+  if (status === 401 || code === 'INVALID_SESSION_ID' || code === 'INVALID_AUTH_HEADER') {
+    return new CrmError(`Salesforce rejected the access token: ${said}. Hint: the token has expired or was issued for another org, or SF_INSTANCE_URL points to the wrong instance; get a fresh token (e.g. \`sf org display --target-org <alias>\`)`, { ...base, kind: CrmErrorKind.auth });
+  }
+  if (code === 'INSUFFICIENT_ACCESS' || code === 'API_DISABLED_FOR_ORG' || code === 'INSUFFICIENT_ACCESS_OR_READONLY' || (status === 403 && !code?.startsWith('ERROR_HTTP'))) {
+    return new CrmError(`Salesforce refused access: ${said}. Hint: the user needs "API Enabled" and Read/Edit on the objects and fields (see docs/salesforce.md)`, { ...base, kind: CrmErrorKind.auth });
+  }
+  if (code === 'MULTIPLE_CHOICES' || status === 300) {
+    const ids = ctx.externalIds?.length ? ` ${ctx.externalIds.map((v) => JSON.stringify(v)).join(', ')}` : '';
+    return new CrmError(`more than one Salesforce record matches external id${ids}; nothing was written. Mark the external-id field Unique and merge the duplicates`, { ...base, status: 300, vendorCode: 'MULTIPLE_CHOICES', kind: CrmErrorKind.permanent });
+  }
+  if (code === 'NOT_FOUND' || status === 404) {
+    return new CrmError(`${said}. Hint: check the sObject name and that the field is marked External ID (and exists for this API version)`, { ...base, kind: CrmErrorKind.permanent });
+  }
+  if (code === 'UNABLE_TO_LOCK_ROW') {
+    return new CrmError(said, { ...base, kind: CrmErrorKind.transient });
+  }
+  const httpStatus = status ?? Number(/^ERROR_HTTP_(\d{3})$/.exec(code ?? '')?.[1] ?? NaN);
+  if (httpStatus >= 500 || code === 'SERVER_UNAVAILABLE' || code === 'UNKNOWN_EXCEPTION') {
+    return new CrmError(`Salesforce server error: ${said}`, { ...base, status: httpStatus || status, kind: CrmErrorKind.transient, ambiguous: true });
+  }
+  const netCode = e.code ?? (e as { cause?: { code?: string } }).cause?.code;
+  if (e.name === 'FetchError' || e.name === 'AbortError' || (netCode && NETWORK_CODES.has(netCode))) {
+    return new CrmError(`network failure talking to Salesforce (${netCode ?? e.name}): ${message}`, { ...base, vendorCode: netCode ?? e.name, kind: CrmErrorKind.transient, ambiguous: true });
+  }
+  if (httpStatus === 400 || (code !== undefined && !code.startsWith('ERROR_HTTP'))) {
+    const splittable = Boolean(ctx.multiRecordWrite) && !WHOLE_REQUEST_CODES.has(code ?? '');
+    return new CrmError(`Salesforce rejected the request: ${said}`, { ...base, status: httpStatus || status, kind: CrmErrorKind.permanent, splittable });
+  }
+  return new CrmError(`Salesforce call failed: ${said}`, { ...base, kind: CrmErrorKind.permanent });
+}

@@ -1,0 +1,114 @@
+/**
+ * salesforceAdapter options: validated once at construction, defaults applied, secrets taken
+ * from the environment when not passed.
+ */
+import { z } from 'zod';
+import { ConfigError } from '../../src/errors.js';
+import type { RateBudget } from '../../src/rate-budget.js';
+import { salesforceObjectSchema, type SalesforceObjectConfig } from '../../schemas/config.js';
+import { isApiName } from './soql.js';
+
+export type { SalesforceObjectConfig };
+
+/**
+ * The few members of a jsforce `Connection` the adapter uses (jsforce 3.10.16). A real
+ * `new jsforce.Connection(...)` satisfies it.
+ */
+export interface SalesforceConnection {
+  instanceUrl: string;
+  version: string;
+  accessToken?: string | null;
+  /** Parsed by jsforce from `Sforce-Limit-Info: api-usage=N/M` after each response. */
+  limitInfo?: { apiUsage?: { used: number; limit: number } };
+  request<R = unknown>(request: SalesforceHttpRequest, options?: object): Promise<R>;
+}
+
+export interface SalesforceHttpRequest {
+  method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+  url: string;
+  headers?: Record<string, string>;
+  body?: string;
+}
+
+export interface SalesforceAdapterOptions {
+  /** `https://yourorg.my.salesforce.com`. Default: env `SF_INSTANCE_URL`. */
+  instanceUrl?: string;
+  /** OAuth access token (session id). Default: env `SF_ACCESS_TOKEN`. Never logged. */
+  accessToken?: string;
+  /** REST API version, a string like `'60.0'`; 46.0 or later (sObject Collections upsert). Default `'60.0'`. */
+  apiVersion?: string;
+  /** An existing jsforce Connection to use instead of building one (its own token and instance URL apply). */
+  connection?: SalesforceConnection;
+  /** Logical object name -> sObject, external-id field, field allowlist (and parents for activities). */
+  objects: Record<string, SalesforceObjectConfig>;
+  /** Spent before every HTTP request (share one across workers). Default: none. */
+  rateBudget?: RateBudget;
+  /** Stop (quota error) once this share of the daily API allocation is used, 0 < share <= 1. Default 0.9. */
+  dailyLimitShare?: number;
+  /** Send `Sforce-Duplicate-Rule-Header: allowSave=true` so duplicate *rules* do not block upserts. Default false. */
+  allowDuplicateSave?: boolean;
+}
+
+export interface ResolvedSalesforceOptions {
+  instanceUrl?: string;
+  accessToken?: string;
+  apiVersion: string;
+  connection?: SalesforceConnection;
+  objects: Record<string, SalesforceObjectConfig>;
+  rateBudget?: RateBudget;
+  dailyLimitShare: number;
+  allowDuplicateSave: boolean;
+}
+
+const optionsSchema = z.strictObject({
+  instanceUrl: z.url().optional(),
+  accessToken: z.string().min(1).optional(),
+  apiVersion: z
+    .string()
+    .regex(/^\d+\.\d$/, 'must look like "60.0"')
+    .refine((v) => Number(v) >= 46, 'must be 46.0 or later (sObject Collections upsert)')
+    .optional(),
+  connection: z.custom<SalesforceConnection>((v) => typeof v === 'object' && v !== null && typeof (v as { request?: unknown }).request === 'function', 'must be a jsforce Connection').optional(),
+  objects: z.record(z.string().min(1), salesforceObjectSchema).refine((o) => Object.keys(o).length > 0, 'must configure at least one object'),
+  rateBudget: z.custom<RateBudget>((v) => typeof v === 'object' && v !== null && typeof (v as { acquire?: unknown }).acquire === 'function', 'must have acquire()').optional(),
+  dailyLimitShare: z.number().gt(0).max(1).optional(),
+  allowDuplicateSave: z.boolean().optional(),
+});
+
+/** Validate options, apply defaults and the environment. Throws ConfigError naming the field. */
+export function resolveSalesforceOptions(options: SalesforceAdapterOptions, env: NodeJS.ProcessEnv = process.env): ResolvedSalesforceOptions {
+  const parsed = optionsSchema.safeParse(options);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0]!;
+    const path = issue.path.map(String).join('.');
+    throw new ConfigError(`salesforce option ${path || '(root)'}: ${issue.message}`, { cause: parsed.error });
+  }
+  const o = parsed.data;
+  for (const [name, spec] of Object.entries(o.objects)) {
+    for (const [field, value] of [['sobject', spec.sobject], ['externalIdField', spec.externalIdField]] as const) {
+      if (!isApiName(value)) throw new ConfigError(`salesforce option objects.${name}.${field}: "${value}" is not a Salesforce API name`);
+    }
+    if (spec.kind !== 'activity') continue;
+    for (const [parent, lookup] of Object.entries(spec.parents)) {
+      const parentSpec = o.objects[parent];
+      if (!parentSpec || parentSpec.kind !== 'record') {
+        throw new ConfigError(`salesforce option objects.${name}.parents.${parent}: must name a configured record object`);
+      }
+      if (!isApiName(lookup)) throw new ConfigError(`salesforce option objects.${name}.parents.${parent}: "${lookup}" is not a lookup field API name`);
+    }
+  }
+  const resolved: ResolvedSalesforceOptions = {
+    apiVersion: o.apiVersion ?? '60.0',
+    objects: o.objects,
+    rateBudget: o.rateBudget,
+    dailyLimitShare: o.dailyLimitShare ?? 0.9,
+    allowDuplicateSave: o.allowDuplicateSave ?? false,
+  };
+  if (o.connection) return { ...resolved, connection: o.connection };
+  const instanceUrl = o.instanceUrl ?? env.SF_INSTANCE_URL;
+  const accessToken = o.accessToken ?? env.SF_ACCESS_TOKEN;
+  const missing = [!instanceUrl && 'SF_INSTANCE_URL (or option instanceUrl)', !accessToken && 'SF_ACCESS_TOKEN (or option accessToken)'].filter(Boolean);
+  if (missing.length > 0) throw new ConfigError(`salesforce credentials missing: set ${missing.join(' and ')}`);
+  if (!z.url().safeParse(instanceUrl).success) throw new ConfigError('salesforce option instanceUrl (SF_INSTANCE_URL): must be a URL like https://yourorg.my.salesforce.com');
+  return { ...resolved, instanceUrl: instanceUrl!.replace(/\/+$/, ''), accessToken };
+}
