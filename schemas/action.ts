@@ -10,7 +10,7 @@ const identifier = (max: number) =>
     .string()
     .min(1, 'must not be empty')
     .max(max, `must be at most ${max} characters`)
-    .refine((s) => !/[\u0000-\u001f\u007f]/.test(s), 'must not contain control characters');
+    .refine((s) => ![...s].some((ch) => ch.charCodeAt(0) < 0x20 || ch.charCodeAt(0) === 0x7f), 'must not contain control characters');
 
 export const fieldValueSchema = z.union([z.string(), z.number().finite(), z.boolean(), z.null()]);
 

@@ -1,0 +1,35 @@
+import { describe, expect, it } from 'vitest';
+import { CrmError, ValidationError, redact, registerSecret, serializeError } from '../../src/errors.js';
+
+describe('errors', () => {
+  it('prefixes messages with the library and vendor and keeps the cause', () => {
+    const cause = new Error('boom');
+    const err = new CrmError('bad request', { vendor: 'hubspot', kind: 'permanent', status: 400, cause });
+    expect(err.message).toBe('[crm-upsert] [hubspot] bad request');
+    expect(err.cause).toBe(cause);
+    expect(err.toJSON()).toEqual({ name: 'CrmError', code: 'CRM', message: err.message, retryable: false, status: 400 });
+  });
+
+  it('names each invalid field in a validation error', () => {
+    const err = new ValidationError([{ path: 'fields.email', message: 'expected string' }, { path: 'object', message: 'unknown object' }]);
+    expect(err.message).toBe('[crm-upsert] fields.email: expected string; object: unknown object');
+    expect(err.toJSON().path).toBe('fields.email');
+  });
+
+  it.each([
+    ['Authorization: Bearer pat-na1-1234-abcd', 'pat-na1-1234-abcd'],
+    ['{"authorization":"Bearer pat-na1-99"}', 'pat-na1-99'],
+    ['access_token=00Dxx!AQ4AQ.secret&x=1', '00Dxx!AQ4AQ.secret'],
+    ['postgres://app:hunter2@db:5432/ledger', 'hunter2'],
+    ['bearer abc.def.ghi failed', 'abc.def.ghi'],
+  ])('redacts secrets from %s', (text, secret) => {
+    expect(redact(text)).not.toContain(secret);
+  });
+
+  it('redacts a registered secret wherever it appears, also in serialized foreign errors', () => {
+    registerSecret('tok-very-secret-123');
+    const err = new CrmError('request with tok-very-secret-123 failed', { vendor: 'x', kind: 'auth' });
+    expect(err.message).not.toContain('tok-very-secret-123');
+    expect(serializeError(new Error('echo tok-very-secret-123')).message).toBe('echo [redacted]');
+  });
+});

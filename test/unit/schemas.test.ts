@@ -1,0 +1,52 @@
+import { describe, expect, it } from 'vitest';
+import { actionJsonSchema, actionSchema } from '../../schemas/action.js';
+import { configSchema } from '../../schemas/config.js';
+import { formatZodIssues } from '../../schemas/parse.js';
+
+const issues = (schema: typeof configSchema, input: unknown) => {
+  const r = schema.safeParse(input);
+  return r.success ? [] : formatZodIssues(r.error);
+};
+
+describe('action JSON Schema', () => {
+  it('exports the action for LLM tool calls with its required properties', () => {
+    const schema = actionJsonSchema() as { type: string; required: string[]; properties: Record<string, unknown>; additionalProperties: boolean };
+    expect(schema.type).toBe('object');
+    expect(schema.required).toEqual(expect.arrayContaining(['source', 'op', 'object', 'fields']));
+    expect(Object.keys(schema.properties)).toEqual(expect.arrayContaining(['eventId', 'occurredAt', 'externalId', 'target', 'intent']));
+    expect(schema.additionalProperties).toBe(false);
+  });
+
+  it('accepts the example action of the design', () => {
+    expect(actionSchema.safeParse({ source: 'zendesk', eventId: 'evt_9', op: 'upsert', object: 'contact', externalId: 'zd-42', fields: { email: 'a@b.c', firstname: null } }).success).toBe(true);
+  });
+});
+
+describe('config schema', () => {
+  const hubspot = { objects: { contact: { kind: 'record', objectType: 'contacts', idProperty: 'ai_external_id', fields: ['email'] } } };
+
+  it('fills the defaults', () => {
+    const c = configSchema.parse({ crm: 'hubspot', hubspot });
+    expect(c).toMatchObject({ ledger: 'sqlite:.crm-upsert/ledger.db', dedupeWindowMs: 600_000 });
+  });
+
+  it('names the missing field', () => {
+    const bad = { crm: 'hubspot', hubspot: { objects: { contact: { kind: 'record', objectType: 'contacts', fields: ['email'] } } } };
+    expect(issues(configSchema, bad).map((i) => i.path)).toContain('hubspot.objects.contact.idProperty');
+  });
+
+  it('refuses a token in the config file and says where it belongs', () => {
+    const found = issues(configSchema, { crm: 'hubspot', hubspot: { ...hubspot, accessToken: 'pat-123' } });
+    expect(found[0]).toMatchObject({ path: 'hubspot.accessToken' });
+    expect(found[0]!.message).toContain('HUBSPOT_ACCESS_TOKEN');
+    expect(JSON.stringify(found)).not.toContain('pat-123');
+  });
+
+  it('needs the section of the chosen CRM', () => {
+    expect(issues(configSchema, { crm: 'salesforce', hubspot }).map((i) => i.path)).toContain('salesforce');
+  });
+
+  it('names an unknown top-level property', () => {
+    expect(issues(configSchema, { crm: 'hubspot', hubspot, dedupeWindow: 5 }).map((i) => i.path)).toContain('dedupeWindow');
+  });
+});
