@@ -1,0 +1,96 @@
+import { ApiException } from '@hubspot/api-client/lib/codegen/crm/objects/apis/exception.js';
+import { describe, expect, it } from 'vitest';
+import { classifyHubSpotError, classifyHubSpotItemError } from '../../../adapters/hubspot/index.js';
+import { CrmError, ConfigError, registerSecret } from '../../../src/errors.js';
+
+const apiError = (code: number, body: unknown, headers: Record<string, string> = {}) => new ApiException(code, 'An error occurred.', body, headers);
+const rateBody = (policyName: string, message: string) => ({ status: 'error', message, errorType: 'RATE_LIMIT', correlationId: 'c-429', policyName });
+
+describe('classifyHubSpotError', () => {
+  it('treats a ten-second 429 as rate limited and honours Retry-After', () => {
+    const e = classifyHubSpotError(apiError(429, rateBody('TEN_SECONDLY_ROLLING', 'You have reached your ten_secondly_rolling limit.'), { 'retry-after': '2' }));
+    expect(e).toMatchObject({ kind: 'rate_limited', retryAfterMs: 2000, status: 429, correlationId: 'c-429', retryable: true });
+    expect(e.message).toContain('ten_secondly_rolling');
+  });
+
+  it('falls back to the rate-limit interval header, then to 10 s', () => {
+    const body = rateBody('TEN_SECONDLY_ROLLING', 'You have reached your ten_secondly_rolling limit.');
+    expect(classifyHubSpotError(apiError(429, body, { 'x-hubspot-ratelimit-interval-milliseconds': '5000' })).retryAfterMs).toBe(5000);
+    expect(classifyHubSpotError(apiError(429, body)).retryAfterMs).toBe(10_000);
+  });
+
+  it('waits one second on the search secondly limit', () => {
+    const e = classifyHubSpotError(apiError(429, { status: 'error', message: 'You have reached your secondly limit.', errorType: 'RATE_LIMIT' }));
+    expect(e).toMatchObject({ kind: 'rate_limited', retryAfterMs: 1000 });
+  });
+
+  it('stops on the daily limit with a clear, non-retryable quota error', () => {
+    const e = classifyHubSpotError(apiError(429, rateBody('DAILY', 'You have reached your daily limit.'), { 'retry-after': '1' }));
+    expect(e).toMatchObject({ kind: 'quota', retryable: false, vendorCode: 'DAILY' });
+    expect(e.message).toMatch(/daily API limit reached.*retry-failed/s);
+  });
+
+  it.each([500, 502, 503, 504])('treats %i as transient and ambiguous', (status) => {
+    expect(classifyHubSpotError(apiError(status, { message: 'oops' }))).toMatchObject({ kind: 'transient', ambiguous: true, status });
+  });
+
+  it.each([
+    ['ECONNRESET', 'socket hang up', true],
+    ['ETIMEDOUT', 'connect ETIMEDOUT', true],
+    ['ECONNREFUSED', 'connect ECONNREFUSED 127.0.0.1:1', false],
+  ])('treats network error %s as transient (ambiguous: %s)', (code, message, ambiguous) => {
+    const err = Object.assign(new Error(`request to http://127.0.0.1:1/crm/v3/objects/contacts/batch/upsert failed, reason: ${message}`), { name: 'FetchError', code, errno: code, type: 'system' });
+    expect(classifyHubSpotError(err)).toMatchObject({ kind: 'transient', ambiguous });
+  });
+
+  it('treats a response without a Content-Type as transient and ambiguous', () => {
+    const e = classifyHubSpotError(new Error('Cannot parse content. No Content-Type defined.'));
+    expect(e).toMatchObject({ kind: 'transient', ambiguous: true, vendorCode: 'NO_CONTENT_TYPE' });
+  });
+
+  it('makes a whole-batch validation 400 permanent and splittable, with the message and correlation id', () => {
+    const e = classifyHubSpotError(apiError(400, { status: 'error', message: 'Property values were not valid: bogus', category: 'VALIDATION_ERROR', correlationId: 'c-400' }));
+    expect(e).toMatchObject({ kind: 'permanent', splittable: true, retryable: false, vendorCode: 'VALIDATION_ERROR' });
+    expect(e.message).toContain('Property values were not valid: bogus');
+    expect(e.message).toContain('c-400');
+  });
+
+  it('makes a 409 conflict permanent and not splittable', () => {
+    expect(classifyHubSpotError(apiError(409, { message: 'exists', category: 'CONFLICT' }))).toMatchObject({ kind: 'permanent', splittable: false });
+  });
+
+  it.each([401, 403])('names the token variable and the scopes on %i', (status) => {
+    const e = classifyHubSpotError(apiError(status, { message: 'nope', category: status === 401 ? 'INVALID_AUTHENTICATION' : 'MISSING_SCOPES' }));
+    expect(e.kind).toBe('auth');
+    expect(e.message).toContain('HUBSPOT_ACCESS_TOKEN');
+    expect(e.message).toContain('crm.objects.contacts.write');
+    expect(e.message).toContain('crm.schemas.contacts.read');
+  });
+
+  it('never carries a registered token, even when HubSpot echoes it', () => {
+    registerSecret('pat-na1-unit-secret-0001');
+    const e = classifyHubSpotError(apiError(401, { message: 'token pat-na1-unit-secret-0001 is invalid' }, { authorization: 'Bearer pat-na1-unit-secret-0001' }));
+    expect(e.message).not.toContain('pat-na1-unit-secret-0001');
+    expect(JSON.stringify(e)).not.toContain('pat-na1-unit-secret-0001');
+  });
+
+  it('returns a CrmError unchanged and wraps other library errors as permanent', () => {
+    const crm = new CrmError('x', { vendor: 'hubspot', kind: 'transient' });
+    expect(classifyHubSpotError(crm)).toBe(crm);
+    expect(classifyHubSpotError(new ConfigError('bad'))).toMatchObject({ kind: 'permanent' });
+    expect(classifyHubSpotError(new TypeError('boom'))).toMatchObject({ kind: 'permanent', ambiguous: false });
+  });
+});
+
+describe('classifyHubSpotItemError', () => {
+  it('makes a per-input validation error permanent with HubSpot message', () => {
+    const e = classifyHubSpotItemError({ status: 'error', category: 'VALIDATION_ERROR', message: 'Property "x" does not exist' });
+    expect(e).toMatchObject({ kind: 'permanent', vendorCode: 'VALIDATION_ERROR' });
+    expect(e.message).toContain('Property "x" does not exist');
+  });
+
+  it('makes a per-input server error transient', () => {
+    expect(classifyHubSpotItemError({ status: '503', message: 'unavailable' })).toMatchObject({ kind: 'transient', ambiguous: true });
+    expect(classifyHubSpotItemError({ status: 'error', category: 'INTERNAL_ERROR', message: 'x' }).kind).toBe('transient');
+  });
+});
