@@ -1,0 +1,391 @@
+/**
+ * The Postgres ledger (`crm-upsert-sync/ledger/postgres`) on `pg`, for workers on several
+ * machines. Every batch is one statement: a claim is `INSERT … ON CONFLICT … DO UPDATE … WHERE`
+ * over `unnest(...)`, combined with reading the rows it did not take.
+ */
+import pg from 'pg';
+import { ConfigError, LedgerError, registerSecret } from '../errors.js';
+import type {
+  ClaimRequest, ClaimResult, CompleteRequest, EntryStatus, FailRequest, Json, LedgerBackend, LedgerEntry,
+  ListOptions, TokenRef, WindowAcquireRequest, WindowSettleRequest, WindowSlot,
+} from './types.js';
+
+/** The one method of a `pg.Pool` (or `pg.Client`) the ledger calls. */
+export interface PgQueryable {
+  query(text: string, values?: unknown[]): Promise<{ rows: Record<string, unknown>[] }>;
+}
+
+export interface PostgresTableOptions {
+  /** Prefix of the table names (`<prefix>entries`, `marks`, `windows`, `schema_version`). Default `crm_upsert_`. */
+  tablePrefix?: string;
+  /** Schema holding the tables; created if missing (needs CREATE on the database). Default `public`. */
+  schema?: string;
+}
+
+export interface PostgresLedgerOptions extends PostgresTableOptions {
+  /** `postgres://user:password@host:5432/db`; the ledger owns (and ends) the pool it builds. */
+  connectionString?: string;
+  /** Or an existing `pg.Pool`; the caller keeps ownership (close() does not end it). */
+  pool?: PgQueryable;
+  /** Pool size when built from connectionString. Default 10. */
+  max?: number;
+}
+
+const SCHEMA_VERSION = 1;
+const IDENT = /^[a-z_][a-z0-9_]{0,40}$/;
+
+interface Tables { entries: string; marks: string; windows: string; version: string; lockKey: string; schema: string; prefix: string }
+
+function tables(options: PostgresTableOptions): Tables {
+  const prefix = options.tablePrefix ?? 'crm_upsert_';
+  const schema = options.schema ?? 'public';
+  if (!IDENT.test(schema)) throw new ConfigError(`postgres ledger schema "${schema}" must match ${IDENT}`);
+  if (prefix !== '' && !IDENT.test(prefix)) throw new ConfigError(`postgres ledger tablePrefix "${prefix}" must match ${IDENT}`);
+  const t = (name: string) => `"${schema}"."${prefix}${name}"`;
+  return { entries: t('entries'), marks: t('marks'), windows: t('windows'), version: t('schema_version'), lockKey: `crm-upsert-sync:${schema}.${prefix}`, schema, prefix };
+}
+
+/** Create the ledger tables if missing (idempotent, safe to run from several processes at once). */
+export async function migrate(pool: PgQueryable, options: PostgresTableOptions = {}): Promise<void> {
+  const t = tables(options);
+  // One simple-protocol query runs as one implicit transaction, so the xact lock serialises
+  // concurrent first uses (CREATE TABLE IF NOT EXISTS alone races on the catalog).
+  await pool.query(`
+    SELECT pg_advisory_xact_lock(hashtext('${t.lockKey}'));
+    ${t.schema === 'public' ? '' : `CREATE SCHEMA IF NOT EXISTS "${t.schema}";`}
+    CREATE TABLE IF NOT EXISTS ${t.version} (version integer NOT NULL);
+    CREATE TABLE IF NOT EXISTS ${t.entries} (
+      key text COLLATE "C" PRIMARY KEY,
+      fingerprint text NOT NULL,
+      status text NOT NULL CHECK (status IN ('in_progress', 'completed', 'failed')),
+      token bigint NOT NULL,
+      lease_until bigint,
+      attempts integer NOT NULL,
+      result json,
+      error json,
+      created_at bigint NOT NULL,
+      updated_at bigint NOT NULL,
+      expires_at bigint
+    );
+    CREATE INDEX IF NOT EXISTS "${t.prefix}entries_expires_at" ON ${t.entries} (expires_at) WHERE expires_at IS NOT NULL;
+    CREATE INDEX IF NOT EXISTS "${t.prefix}entries_status_key" ON ${t.entries} (status, key);
+    CREATE TABLE IF NOT EXISTS ${t.marks} (id text PRIMARY KEY, value text NOT NULL);
+    CREATE TABLE IF NOT EXISTS ${t.windows} (id text PRIMARY KEY, owner text NOT NULL, confirmed boolean NOT NULL, expires_at bigint NOT NULL);
+    INSERT INTO ${t.version} (version) SELECT ${SCHEMA_VERSION} WHERE NOT EXISTS (SELECT 1 FROM ${t.version});
+  `);
+  const { rows } = await pool.query(`SELECT max(version) AS v FROM ${t.version}`);
+  if (Number(rows[0]?.v) > SCHEMA_VERSION) {
+    throw new LedgerError(`postgres ledger schema version ${String(rows[0]?.v)} is newer than this library (${SCHEMA_VERSION})`);
+  }
+}
+
+const COLS = `key, fingerprint, status, token, lease_until, attempts, result::text AS result, error::text AS error, created_at, updated_at, expires_at`;
+const num = (v: unknown): number => Number(v);
+const numOrNull = (v: unknown): number | null => (v === null || v === undefined ? null : Number(v));
+const json = (v: unknown): Json | null => (v === null || v === undefined ? null : (JSON.parse(String(v)) as Json));
+
+const toEntry = (row: Record<string, unknown>): LedgerEntry => ({
+  key: String(row.key),
+  fingerprint: String(row.fingerprint),
+  status: row.status as EntryStatus,
+  token: num(row.token),
+  leaseUntil: numOrNull(row.lease_until),
+  attempts: num(row.attempts),
+  result: json(row.result),
+  error: json(row.error),
+  createdAt: num(row.created_at),
+  updatedAt: num(row.updated_at),
+  expiresAt: numOrNull(row.expires_at),
+});
+
+/** What a claim that did not take `entry` reports, or undefined when the row it read is stale. */
+function notTaken(entry: LedgerEntry, r: ClaimRequest, now: number): ClaimResult['outcome'] | undefined {
+  if (entry.status !== 'in_progress' && entry.expiresAt !== null && entry.expiresAt <= now) return undefined;
+  if (entry.fingerprint !== r.fingerprint) return 'conflict';
+  if (entry.status === 'in_progress') return (entry.leaseUntil ?? 0) <= now ? undefined : 'in_progress';
+  if (entry.status === 'failed' && r.retryFailed === true) return undefined;
+  return entry.status;
+}
+
+/** The ledger on Postgres; tables are created on first use. */
+export function postgresLedger(options: PostgresLedgerOptions): LedgerBackend {
+  const t = tables(options);
+  let pool: PgQueryable;
+  let owned: pg.Pool | undefined;
+  if (options.pool) {
+    pool = options.pool;
+  } else if (options.connectionString) {
+    try {
+      registerSecret(decodeURIComponent(new URL(options.connectionString).password));
+    } catch {
+      // not a URL (key=value form): pg reports problems itself
+    }
+    owned = new pg.Pool({ connectionString: options.connectionString, max: options.max ?? 10 });
+    // An idle client losing its connection must not crash the process; the next query reports it.
+    owned.on('error', () => undefined);
+    pool = owned;
+  } else {
+    throw new ConfigError('postgresLedger needs a connectionString or a pool');
+  }
+
+  let migrated: Promise<void> | undefined;
+  const run = async (what: string, text: string, values: unknown[]): Promise<Record<string, unknown>[]> => {
+    migrated ??= migrate(pool, options).catch((err: unknown) => {
+      migrated = undefined;
+      throw err;
+    });
+    for (let attempt = 1; ; attempt++) {
+      try {
+        await migrated;
+        return (await pool.query(text, values)).rows;
+      } catch (err) {
+        const code = (err as { code?: string }).code;
+        // Overlapping batches can deadlock on row locks; Postgres aborts one, which is safe to rerun.
+        if ((code === '40P01' || code === '40001') && attempt < 4) continue;
+        if (err instanceof LedgerError) throw err;
+        throw new LedgerError(`postgres ledger ${what} failed: ${(err as Error).message}`, { cause: err });
+      }
+    }
+  };
+
+  const claimSql = `
+    WITH input AS (
+      SELECT * FROM unnest($1::text[], $2::text[], $3::bigint[], $4::boolean[], $5::text[])
+        WITH ORDINALITY AS i(key, fingerprint, lease_ms, retry_failed, mark_id, ord)
+    ),
+    taken AS (
+      INSERT INTO ${t.entries} AS e (key, fingerprint, status, token, lease_until, attempts, created_at, updated_at)
+      SELECT DISTINCT ON (key) key, fingerprint, 'in_progress', 1, $6::bigint + lease_ms, 1, $6::bigint, $6::bigint
+        FROM input ORDER BY key, ord
+      ON CONFLICT (key) DO UPDATE SET
+        fingerprint = excluded.fingerprint,
+        status = 'in_progress',
+        token = e.token + 1,
+        lease_until = excluded.lease_until,
+        attempts = CASE WHEN e.expires_at <= $6::bigint THEN 1 ELSE e.attempts + 1 END,
+        result = CASE WHEN e.expires_at <= $6::bigint THEN NULL ELSE e.result END,
+        error = CASE WHEN e.expires_at <= $6::bigint THEN NULL ELSE e.error END,
+        created_at = CASE WHEN e.expires_at <= $6::bigint THEN excluded.created_at ELSE e.created_at END,
+        updated_at = excluded.updated_at,
+        expires_at = NULL
+      WHERE (e.status <> 'in_progress' AND e.expires_at <= $6::bigint)
+        OR (e.fingerprint = excluded.fingerprint AND (
+          (e.status = 'in_progress' AND coalesce(e.lease_until, 0) <= $6::bigint)
+          OR (e.status = 'failed' AND EXISTS (
+            SELECT 1 FROM input r WHERE r.key = e.key AND r.retry_failed AND r.fingerprint = e.fingerprint))))
+      RETURNING e.key, e.fingerprint, e.status, e.token, e.lease_until, e.attempts, e.result::text AS result,
+        e.error::text AS error, e.created_at, e.updated_at, e.expires_at, true AS taken
+    ),
+    rows AS (
+      SELECT * FROM taken
+      UNION ALL
+      SELECT ${COLS}, false FROM ${t.entries}
+        WHERE key IN (SELECT key FROM input) AND key NOT IN (SELECT key FROM taken)
+    )
+    SELECT i.ord, r.*, m.value AS mark
+      FROM input i LEFT JOIN rows r ON r.key = i.key LEFT JOIN ${t.marks} m ON m.id = i.mark_id
+      ORDER BY i.ord`;
+
+  const claimBatch = async (reqs: ClaimRequest[], now: number): Promise<(ClaimResult | undefined)[]> => {
+    const rows = await run('claim', claimSql, [
+      reqs.map((r) => r.key), reqs.map((r) => r.fingerprint), reqs.map((r) => Math.round(r.leaseMs)),
+      reqs.map((r) => r.retryFailed === true), reqs.map((r) => r.markId ?? null), now,
+    ]);
+    const seen = new Set<string>();
+    return reqs.map((r, i) => {
+      const row = rows[i]!;
+      const first = !seen.has(r.key);
+      seen.add(r.key);
+      // A row committed by a concurrent claim after this statement's snapshot is not visible to
+      // it: undefined sends the key round again instead of guessing.
+      if (row.key === null || row.key === undefined) return undefined;
+      const entry = toEntry(row);
+      const base = { key: r.key, entry, ...(row.mark === null || row.mark === undefined ? {} : { mark: String(row.mark) }) };
+      if (row.taken === true && first) return { ...base, outcome: 'claimed', token: entry.token };
+      if (row.taken === true) return { ...base, outcome: entry.fingerprint === r.fingerprint ? 'in_progress' : 'conflict' };
+      const outcome = notTaken(entry, r, now);
+      return outcome === undefined ? undefined : { ...base, outcome };
+    });
+  };
+
+  const claim = async (reqs: ClaimRequest[], now: number): Promise<ClaimResult[]> => {
+    const results = await claimBatch(reqs, now);
+    for (let round = 0; round < 5; round++) {
+      const pending = results.flatMap((r, i) => (r === undefined ? [i] : []));
+      if (pending.length === 0) return results as ClaimResult[];
+      const again = await claimBatch(pending.map((i) => reqs[i]!), now);
+      pending.forEach((i, j) => { results[i] = again[j]; });
+    }
+    throw new LedgerError('postgres ledger claim did not settle after 5 rounds of concurrent changes');
+  };
+
+  /**
+   * Only the first request per (key, token) in one batch is sent, as a sequential run would
+   * answer its repeats: the first one changes the entry, so the repeats are refused.
+   */
+  const pair = (key: unknown, token: unknown) => `${String(key)}\u0000${String(token)}`;
+  const once = <R extends TokenRef>(reqs: R[]): { unique: R[]; answer: (rows: Record<string, unknown>[]) => boolean[] } => {
+    const firsts = new Map<string, number>();
+    reqs.forEach((r, i) => { if (!firsts.has(pair(r.key, r.token))) firsts.set(pair(r.key, r.token), i); });
+    return {
+      unique: [...firsts.values()].map((i) => reqs[i]!),
+      answer: (rows) => {
+        const done = new Set(rows.map((row) => pair(row.key, row.token)));
+        return reqs.map((r, i) => firsts.get(pair(r.key, r.token)) === i && done.has(pair(r.key, r.token)));
+      },
+    };
+  };
+
+  const update = (set: string, extraInput = '', extraWhere = '') => `
+    WITH input AS (SELECT * FROM unnest($1::text[], $2::bigint[]${extraInput}) AS i(key, token${extraInput ? ', v' : ''}))
+    UPDATE ${t.entries} e SET ${set} FROM input i
+      WHERE e.key = i.key AND e.token = i.token AND e.status = 'in_progress'${extraWhere}
+      RETURNING e.key, e.token`;
+
+  const completeSql = `
+    WITH input AS (
+      SELECT * FROM unnest($1::text[], $2::bigint[], $3::text[], $4::bigint[], $5::text[], $6::text[])
+        WITH ORDINALITY AS i(key, token, result, retention_ms, mark_id, mark_value, ord)
+    ),
+    done AS (
+      UPDATE ${t.entries} e SET status = 'completed', result = i.result::json, error = NULL, lease_until = NULL,
+        updated_at = $7::bigint, expires_at = $7::bigint + i.retention_ms
+      FROM input i WHERE e.key = i.key AND e.token = i.token AND e.status = 'in_progress'
+      RETURNING e.key, e.token
+    ),
+    marked AS (
+      INSERT INTO ${t.marks} (id, value)
+      SELECT DISTINCT ON (i.mark_id) i.mark_id, i.mark_value FROM input i JOIN done d ON d.key = i.key
+        WHERE i.mark_id IS NOT NULL ORDER BY i.mark_id, i.ord DESC
+      ON CONFLICT (id) DO UPDATE SET value = excluded.value
+    )
+    SELECT key, token FROM done`;
+
+  const acquireSql = `
+    WITH input AS (
+      SELECT * FROM unnest($1::text[], $2::text[], $3::bigint[]) WITH ORDINALITY AS i(id, owner, ttl_ms, ord)
+    ),
+    taken AS (
+      INSERT INTO ${t.windows} AS w (id, owner, confirmed, expires_at)
+      SELECT DISTINCT ON (id) id, owner, false, $4::bigint + ttl_ms FROM input ORDER BY id, ord
+      ON CONFLICT (id) DO UPDATE SET owner = excluded.owner, confirmed = false, expires_at = excluded.expires_at
+      WHERE w.expires_at <= $4::bigint
+      RETURNING w.id, w.owner, w.confirmed, w.expires_at
+    ),
+    rows AS (
+      SELECT * FROM taken
+      UNION ALL
+      SELECT id, owner, confirmed, expires_at FROM ${t.windows}
+        WHERE id IN (SELECT id FROM input) AND id NOT IN (SELECT id FROM taken)
+    )
+    SELECT i.owner AS wanted, r.owner, r.confirmed, r.expires_at
+      FROM input i LEFT JOIN rows r ON r.id = i.id ORDER BY i.ord`;
+
+  const acquireBatch = async (reqs: WindowAcquireRequest[], now: number): Promise<(WindowSlot | undefined)[]> => {
+    const rows = await run('windowAcquire', acquireSql, [
+      reqs.map((r) => r.id), reqs.map((r) => r.owner), reqs.map((r) => Math.round(r.ttlMs)), now,
+    ]);
+    return rows.map((row) => {
+      if (row.owner === null || row.owner === undefined || num(row.expires_at) <= now) return undefined;
+      return { acquired: row.owner === row.wanted, owner: String(row.owner), confirmed: row.confirmed === true, expiresAt: num(row.expires_at) };
+    });
+  };
+
+  return {
+    name: 'postgres',
+    claim: async (reqs, now) => (reqs.length === 0 ? [] : claim(reqs, now)),
+
+    complete: async (reqs: CompleteRequest[], now) => {
+      const { unique, answer } = once(reqs);
+      if (unique.length === 0) return [];
+      return answer(await run('complete', completeSql, [
+        unique.map((r) => r.key), unique.map((r) => r.token), unique.map((r) => JSON.stringify(r.result)),
+        unique.map((r) => (r.retentionMs === null || r.retentionMs === undefined ? null : Math.round(r.retentionMs))),
+        unique.map((r) => r.mark?.id ?? null), unique.map((r) => r.mark?.value ?? null), now,
+      ]));
+    },
+
+    fail: async (reqs: FailRequest[], now) => {
+      const { unique, answer } = once(reqs);
+      if (unique.length === 0) return [];
+      return answer(await run('fail', update(`status = 'failed', error = i.v::json, lease_until = NULL, updated_at = $4::bigint`, ', $3::text[]'), [
+        unique.map((r) => r.key), unique.map((r) => r.token), unique.map((r) => JSON.stringify(r.error)), now,
+      ]));
+    },
+
+    release: async (reqs: TokenRef[], now) => {
+      const { unique, answer } = once(reqs);
+      if (unique.length === 0) return [];
+      return answer(await run('release', update('lease_until = $3::bigint, updated_at = $3::bigint'), [
+        unique.map((r) => r.key), unique.map((r) => r.token), now,
+      ]));
+    },
+
+    renew: async (reqs: TokenRef[], leaseMs, now) => {
+      const { unique, answer } = once(reqs);
+      if (unique.length === 0) return [];
+      return answer(await run('renew', update('lease_until = $3::bigint + $4::bigint, updated_at = $3::bigint', '', ' AND e.lease_until > $3::bigint'), [
+        unique.map((r) => r.key), unique.map((r) => r.token), now, Math.round(leaseMs),
+      ]));
+    },
+
+    get: async (key) => {
+      const rows = await run('get', `SELECT ${COLS} FROM ${t.entries} WHERE key = $1`, [key]);
+      return rows[0] ? toEntry(rows[0]) : null;
+    },
+
+    list: async (opts: ListOptions = {}) => {
+      const rows = await run('list', `SELECT ${COLS} FROM ${t.entries}
+        WHERE ($1::text IS NULL OR status = $1) AND ($2::text IS NULL OR key > $2)
+        ORDER BY key LIMIT $3`, [opts.status ?? null, opts.after ?? null, opts.limit === undefined ? null : Math.max(0, Math.floor(opts.limit))]);
+      return rows.map(toEntry);
+    },
+
+    prune: async (now, olderThan) => {
+      const rows = await run('prune', `
+        WITH gone AS (
+          DELETE FROM ${t.entries}
+          WHERE (expires_at IS NOT NULL AND expires_at <= $1::bigint)
+             OR ($2::bigint IS NOT NULL AND status IN ('completed', 'failed') AND updated_at < $2::bigint)
+          RETURNING 1
+        ),
+        slots AS (DELETE FROM ${t.windows} WHERE expires_at <= $1::bigint)
+        SELECT count(*) AS n FROM gone`, [now, olderThan ?? null]);
+      return num(rows[0]?.n ?? 0);
+    },
+
+    windowAcquire: async (reqs, now) => {
+      if (reqs.length === 0) return [];
+      const slots = await acquireBatch(reqs, now);
+      for (let round = 0; round < 5; round++) {
+        const pending = slots.flatMap((s, i) => (s === undefined ? [i] : []));
+        if (pending.length === 0) return slots as WindowSlot[];
+        const again = await acquireBatch(pending.map((i) => reqs[i]!), now);
+        pending.forEach((i, j) => { slots[i] = again[j]; });
+      }
+      throw new LedgerError('postgres ledger windowAcquire did not settle after 5 rounds of concurrent changes');
+    },
+
+    windowSettle: async (reqs: WindowSettleRequest[], now) => {
+      if (reqs.length === 0) return;
+      await run('windowSettle', `
+        WITH input AS (SELECT * FROM unnest($1::text[], $2::text[], $3::bigint[]) AS i(id, owner, ttl_ms)),
+        confirmed AS (
+          UPDATE ${t.windows} w SET confirmed = true, expires_at = $4::bigint + i.ttl_ms FROM input i
+          WHERE w.id = i.id AND w.owner = i.owner AND i.ttl_ms IS NOT NULL RETURNING w.id
+        ),
+        released AS (
+          DELETE FROM ${t.windows} w USING input i WHERE w.id = i.id AND w.owner = i.owner AND i.ttl_ms IS NULL RETURNING w.id
+        )
+        SELECT (SELECT count(*) FROM confirmed) + (SELECT count(*) FROM released) AS n`, [
+        reqs.map((r) => r.id), reqs.map((r) => r.owner), reqs.map((r) => (r.ttlMs === null ? null : Math.round(r.ttlMs))), now,
+      ]);
+    },
+
+    close: async () => {
+      const p = owned;
+      owned = undefined;
+      await p?.end();
+    },
+  };
+}

@@ -1,0 +1,40 @@
+/**
+ * External services (Postgres, Redis) for the tests that need them. Outside CI an unreachable
+ * service skips those tests with a message saying why; in CI (CI=true) it fails them instead,
+ * so a green CI run never hides a skipped backend.
+ */
+export const POSTGRES_URLS = [
+  process.env.TEST_POSTGRES_URL,
+  'postgres://postgres@127.0.0.1:5432/test',
+  'postgres://root@127.0.0.1:5432/test',
+].filter((u): u is string => typeof u === 'string' && u !== '');
+
+export const REDIS_URL = process.env.TEST_REDIS_URL || 'redis://127.0.0.1:6379';
+
+/** A unique, identifier-safe name for this test run (table and key prefixes). */
+export const runId = (): string => `t${process.pid.toString(36)}${Date.now().toString(36)}${Math.random().toString(36).slice(2, 6)}`;
+
+/**
+ * Resolves to the probe's value when the service answers, or undefined (skip) when it does not.
+ * With CI=true an unreachable service throws, failing the test file with the reason.
+ */
+export async function requireService<T>(name: string, probe: () => Promise<T>, timeoutMs = 5000): Promise<T | undefined> {
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    return await Promise.race([
+      probe(),
+      new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(new Error(`no answer within ${timeoutMs} ms`)), timeoutMs);
+      }),
+    ]);
+  } catch (err) {
+    const reason = err instanceof Error ? err.message : String(err);
+    if (process.env.CI === 'true') {
+      throw new Error(`${name} is required in CI but unreachable: ${reason}`, { cause: err });
+    }
+    console.warn(`[skip] ${name} tests skipped: ${name} is unreachable (${reason}). Set CI=true to make this a failure.`);
+    return undefined;
+  } finally {
+    clearTimeout(timer);
+  }
+}
