@@ -138,6 +138,11 @@ export class FakeHubSpotState implements FakeVendor {
     return s;
   }
 
+  /** Midnight in the account's time zone: the daily request count starts again. */
+  resetDaily(): void {
+    this.dailyCount = 0;
+  }
+
   defineProperty(objectType: string, name: string, definition: FakePropertyDefinition = {}): void {
     this.store(objectType, true)!.properties.set(name, { unique: definition.unique ?? false, type: definition.type ?? 'string', custom: true });
   }
@@ -637,6 +642,8 @@ export interface FakeHubSpot {
   failNext(kind: FaultKind, options?: { times?: number; endpoint?: string; match?: (req: FakeRequest) => boolean }): void;
   /** Define (or redefine) a property; `unique: true` makes it usable as an upsert idProperty. */
   defineProperty(objectType: string, name: string, definition?: FakePropertyDefinition): void;
+  /** Start a new "day" for `dailyLimit`. */
+  resetDaily(): void;
 }
 
 /**
@@ -669,5 +676,6 @@ export function fakeHubSpot(options: FakeHubSpotOptions = {}): FakeHubSpot {
       core.failNext(kind, { times: opts.times, match: matcher });
     },
     defineProperty: (objectType, name, definition) => state.defineProperty(objectType, name, definition),
+    resetDaily: () => state.resetDaily(),
   };
 }
