@@ -112,6 +112,8 @@ interface Item {
   markId?: string;
   fieldHash?: string;
   token?: number;
+  /** Claimed by takeover (a previous attempt may have written before dying). */
+  recovered?: boolean;
   outcome?: Outcome;
   /** Same key earlier in this call: this item's outcome follows that one's. */
   leader?: Item;
@@ -216,7 +218,8 @@ export function createSync(options: SyncOptions): Sync {
     });
     const open = () => writes.map((_, i) => i).filter((i) => !results[i] || (!results[i]!.ok && results[i]!.error.retryable));
     let attempts = 0;
-    let ambiguous = false;
+    // After a takeover the dead worker's create may have committed: look before creating.
+    let ambiguous = groups.some((g) => g[0]!.recovered);
     const call = async <T>(fn: () => Promise<T>): Promise<T> => {
       try {
         return await fn();
@@ -305,6 +308,7 @@ export function createSync(options: SyncOptions): Sync {
     switch (claim.outcome) {
       case 'claimed':
         item.token = claim.token;
+        item.recovered = claim.entry.attempts > 1;
         return undefined;
       case 'completed':
         return storedOutcome(item.key, claim.entry, item.keyless ? 'suppressed' : 'replayed');
@@ -386,8 +390,18 @@ export function createSync(options: SyncOptions): Sync {
 
       const toWrite = own.filter((i) => !i.outcome);
       const batches = planBatches(toWrite, maxBatch);
-      for (const op of ['upsert', 'create'] as const) {
-        await runPool(batches.filter((b) => b.op === op).map((b) => () => executeBatch(b)), concurrency);
+      // Long calls (rate limits, slow CRMs) keep their leases, so no other worker takes over mid-write.
+      const renewal = setInterval(() => {
+        const live = toWrite.filter((i) => !i.outcome && i.token !== undefined);
+        if (live.length > 0) ledger.renew(live.map((i) => ({ key: i.key, token: i.token! })), leaseMs, now()).catch(() => undefined);
+      }, Math.max(100, leaseMs / 3));
+      renewal.unref();
+      try {
+        for (const op of ['upsert', 'create'] as const) {
+          await runPool(batches.filter((b) => b.op === op).map((b) => () => executeBatch(b)), concurrency);
+        }
+      } finally {
+        clearInterval(renewal);
       }
     }
 

@@ -125,6 +125,34 @@ describe('createSync', () => {
     expect(crm.records('contact')).toHaveLength(1);
   });
 
+  it('looks up an activity a dead worker may have created before creating it on takeover', async () => {
+    const clock = { t: T0 };
+    const ledger = memoryLedger();
+    const { sync, crm } = setup({ clock, ledger, leaseMs: 1_000 });
+    await sync.apply(contact(1));
+    const action = note(1, 'from the dead worker');
+    const prepared = sync.prepare(action) as { key: string; fingerprint: string };
+    // Worker A claims, its create commits in the CRM, then it dies before completing.
+    await ledger.claim([{ key: prepared.key, fingerprint: prepared.fingerprint, leaseMs: 1_000 }], clock.t);
+    await crm.adapter.createActivities('note', [{ key: prepared.key, object: 'note', parent: { object: 'contact', externalId: 'zd-1' }, fields: { body: 'from the dead worker' } }]);
+    clock.t += 1_001;
+    const outcome = await sync.apply(action);
+    expect(outcome).toMatchObject({ status: 'created', recordId: crm.activities('note')[0]!.id, attempts: 0 });
+    expect(crm.activities('note')).toHaveLength(1);
+  });
+
+  it('renews the leases of a slow write so no other worker takes it over', async () => {
+    const crm = memoryCrm({ latencyMs: 1_200 });
+    const ledger = memoryLedger();
+    const sync = createSync({ adapter: crm.adapter, ledger, leaseMs: 450 });
+    const slow = sync.apply(contact(1));
+    await new Promise((r) => setTimeout(r, 900));
+    const competitor = await sync.apply(contact(1));
+    expect(competitor.status).toBe('in_flight');
+    expect((await slow).status).toBe('created');
+    expect(crm.calls.upsert).toBe(1);
+  });
+
   it('reports unchanged, with no API call, for a new key that writes what was last written', async () => {
     const { crm, sync } = setup();
     const first = await sync.apply(contact(1));
