@@ -116,6 +116,7 @@ export class FakeHubSpotState implements FakeVendor {
   private readonly now: () => number;
 
   constructor(private readonly options: FakeHubSpotOptions = {}) {
+    this.options = { ...options };
     this.now = options.now ?? Date.now;
     for (const [type, props] of Object.entries(defaultProperties)) {
       const store = this.store(type, true)!;
@@ -138,9 +139,10 @@ export class FakeHubSpotState implements FakeVendor {
     return s;
   }
 
-  /** Midnight in the account's time zone: the daily request count starts again. */
-  resetDaily(): void {
+  /** Midnight in the account's time zone: the daily request count starts again (optionally with a new limit). */
+  resetDaily(dailyLimit?: number): void {
     this.dailyCount = 0;
+    if (dailyLimit !== undefined) this.options.dailyLimit = dailyLimit;
   }
 
   defineProperty(objectType: string, name: string, definition: FakePropertyDefinition = {}): void {
@@ -642,8 +644,8 @@ export interface FakeHubSpot {
   failNext(kind: FaultKind, options?: { times?: number; endpoint?: string; match?: (req: FakeRequest) => boolean }): void;
   /** Define (or redefine) a property; `unique: true` makes it usable as an upsert idProperty. */
   defineProperty(objectType: string, name: string, definition?: FakePropertyDefinition): void;
-  /** Start a new "day" for `dailyLimit`. */
-  resetDaily(): void;
+  /** Start a new "day" for `dailyLimit`, optionally with a new limit. */
+  resetDaily(dailyLimit?: number): void;
 }
 
 /**
@@ -676,6 +678,6 @@ export function fakeHubSpot(options: FakeHubSpotOptions = {}): FakeHubSpot {
       core.failNext(kind, { times: opts.times, match: matcher });
     },
     defineProperty: (objectType, name, definition) => state.defineProperty(objectType, name, definition),
-    resetDaily: () => state.resetDaily(),
+    resetDaily: (dailyLimit) => state.resetDaily(dailyLimit),
   };
 }
