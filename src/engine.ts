@@ -287,7 +287,8 @@ export function createSync(options: SyncOptions): Sync {
       const r = results[g]!;
       group.forEach((item, position) => {
         if (r.ok) {
-          const status: OutcomeStatus = r.created && position === 0 ? 'created' : 'updated';
+          // An activity belongs to its action alone (its key is on it): finding it means this action created it.
+          const status: OutcomeStatus = batch.op === 'create' || (r.created && position === 0) ? 'created' : 'updated';
           item.outcome = { key: item.key, status, recordId: r.recordId, attempts };
           done.push(item);
         } else {
