@@ -2,7 +2,7 @@ import pg from 'pg';
 import { afterAll } from 'vitest';
 import { postgresLedger } from '../../src/ledger/postgres.js';
 import { POSTGRES_URLS, requireService, runId } from '../helpers/services.js';
-import { describeLedgerConformance } from './ledger.suite.js';
+import { describeLedgerConformance, describeMultiProcessClaims } from './ledger.suite.js';
 
 const url = await requireService('postgres', async () => {
   const errors: string[] = [];
@@ -37,3 +37,16 @@ describeLedgerConformance('postgres', async () => {
   prefixes.push(tablePrefix);
   return postgresLedger({ pool: pool!, tablePrefix });
 }, { skip: !url });
+
+describeMultiProcessClaims('postgres', {
+  backend: 'postgres',
+  factory: 'postgresLedger',
+  // A fresh prefix: the four children race on the first-use migration too.
+  options: () => {
+    const tablePrefix = `${runId()}_`;
+    prefixes.push(tablePrefix);
+    return { connectionString: url, tablePrefix };
+  },
+  open: async (options) => postgresLedger({ pool: pool!, tablePrefix: String(options.tablePrefix) }),
+  skip: !url,
+});

@@ -2,7 +2,7 @@ import { Redis } from 'ioredis';
 import { afterAll } from 'vitest';
 import { redisLedger } from '../../src/ledger/redis.js';
 import { REDIS_URL, requireService, runId } from '../helpers/services.js';
-import { describeLedgerConformance } from './ledger.suite.js';
+import { describeLedgerConformance, describeMultiProcessClaims } from './ledger.suite.js';
 
 const client = await requireService('redis', async () => {
   const c = new Redis(REDIS_URL, { lazyConnect: true, maxRetriesPerRequest: 0, connectTimeout: 3000 });
@@ -28,3 +28,11 @@ afterAll(async () => {
 });
 
 describeLedgerConformance('redis', async () => redisLedger({ client: client!, prefix: `{${run}}:${n++}:` }), { skip: !client });
+
+describeMultiProcessClaims('redis', {
+  backend: 'redis',
+  factory: 'redisLedger',
+  options: () => ({ url: REDIS_URL, prefix: `{${run}}:${n++}:` }),
+  open: async (options) => redisLedger({ client: client!, prefix: String(options.prefix) }),
+  skip: !client,
+});

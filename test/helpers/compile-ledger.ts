@@ -1,0 +1,40 @@
+/**
+ * Child processes cannot load TypeScript, so multi-process tests run the ledger backends
+ * compiled to JavaScript: `dist/` when a build newer than the sources exists (`npm test` builds
+ * first), otherwise a private tsc compile of just the ledger files (a few seconds).
+ */
+import { execFile } from 'node:child_process';
+import { existsSync, mkdirSync, statSync, writeFileSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { promisify } from 'node:util';
+
+export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
+const SOURCES = ['src/ledger/sqlite.ts', 'src/ledger/postgres.ts', 'src/ledger/redis.ts', 'src/ledger/types.ts', 'src/errors.ts'];
+
+const newest = () => Math.max(...SOURCES.map((s) => statSync(join(ROOT, s)).mtimeMs));
+
+/** file:// URL of the compiled module for `backend` (sqlite | postgres | redis). */
+export async function compiledLedgerModule(backend: 'sqlite' | 'postgres' | 'redis'): Promise<string> {
+  const dist = join(ROOT, 'dist/src/ledger', `${backend}.js`);
+  if (existsSync(dist) && statSync(dist).mtimeMs >= newest()) return pathToFileURL(dist).href;
+
+  // Per process: test files compile in parallel and must not write over each other.
+  const out = join(ROOT, 'node_modules/.cache/crm-upsert-sync-tests', String(process.pid));
+  const target = join(out, 'src/ledger', `${backend}.js`);
+  if (!existsSync(target)) {
+    mkdirSync(out, { recursive: true });
+    // Inside node_modules the package scope stops, so the output needs its own "type": "module".
+    writeFileSync(join(out, 'package.json'), '{ "type": "module" }\n');
+    const tsc = join(ROOT, 'node_modules/typescript/bin/tsc');
+    await promisify(execFile)(process.execPath, [
+      tsc, ...SOURCES.slice(0, 3).map((s) => join(ROOT, s)), '--outDir', out, '--rootDir', ROOT,
+      '--module', 'nodenext', '--moduleResolution', 'nodenext', '--target', 'es2022', '--esModuleInterop',
+      '--skipLibCheck', '--types', 'node', '--strict',
+    ], { cwd: ROOT, timeout: 120_000 }).catch((err: unknown) => {
+      // Type errors still emit JavaScript; only a missing output is fatal.
+      if (!existsSync(target)) throw err;
+    });
+  }
+  return pathToFileURL(target).href;
+}
