@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { classifySalesforceError, dailyLimitStop, recordError } from '../../../adapters/salesforce/salesforce-errors.js';
+import { classifySalesforceError, dailyLimitStop, recordError, type SalesforceRecordError } from '../../../adapters/salesforce/salesforce-errors.js';
 import { CrmError, registerSecret } from '../../../src/errors.js';
 
 /** The shape jsforce 3.10.16 throws: HttpApiError { name = errorCode, errorCode, message, data }. */
@@ -87,7 +87,7 @@ describe('recordError', () => {
     [{ statusCode: 'FIELD_CUSTOM_VALIDATION_EXCEPTION', message: 'Phone must be E.164' }, 'permanent'],
     [{ statusCode: 'UNABLE_TO_LOCK_ROW', message: 'unable to obtain exclusive access to this record' }, 'transient'],
     [{ errorCode: 'UNABLE_TO_LOCK_ROW', message: 'unable to obtain exclusive access to this record' }, 'transient'],
-  ])('reads %j (statusCode or errorCode) as %s', (error, kind) => {
+  ] as Array<[SalesforceRecordError & { message: string }, string]>)('reads %j (statusCode or errorCode) as %s', (error, kind) => {
     const crm = recordError([error]);
     expect(crm.kind).toBe(kind);
     expect(crm.vendorCode).toBe(error.statusCode ?? error.errorCode);
