@@ -6,7 +6,7 @@ import { createHash } from 'node:crypto';
 import { actionSchema, type Action } from '../schemas/action.js';
 import { checkAgainstObjects } from '../schemas/objects.js';
 import { formatZodIssues } from '../schemas/parse.js';
-import type { ActivityWrite, CrmAdapter, Fields, RecordWrite, WriteResult } from './adapter.js';
+import type { ActivityWrite, CrmAdapter, FieldValue, Fields, RecordWrite, WriteResult } from './adapter.js';
 import { planBatches, runPool, type Batch } from './batcher.js';
 import { dedupeWindow, windowId } from './dedupe-window.js';
 import { CrmError, CrmSyncError, KeyConflictError, ValidationError, serializeError, type SerializedError, type ValidationIssue } from './errors.js';
@@ -68,8 +68,12 @@ export interface HandleEvent {
   occurredAt?: string;
 }
 
-/** An action returned from a handler: source, eventId and occurredAt come from the event. */
-export type HandlerAction = Omit<Action, 'source' | 'eventId' | 'occurredAt'> & Partial<Pick<Action, 'source' | 'eventId' | 'occurredAt'>>;
+/**
+ * An action returned from a handler: source, eventId and occurredAt come from the event.
+ * A field whose value is `undefined` is left out (as in JSON).
+ */
+export type HandlerAction = Omit<Action, 'source' | 'eventId' | 'occurredAt' | 'fields'> &
+  Partial<Pick<Action, 'source' | 'eventId' | 'occurredAt'>> & { fields: Record<string, FieldValue | undefined> };
 
 export interface HandleContext {
   key: string;
@@ -137,6 +141,11 @@ const sha = (value: unknown) => createHash('sha256').update(JSON.stringify(value
 /** Hash of the fields as the CRM will store them (key order does not matter). */
 function fieldsHash(fields: Fields): string {
   return sha(Object.keys(fields).sort().map((k) => [k, fields[k]]));
+}
+
+function definedFields(fields: Record<string, FieldValue | undefined> | undefined): Record<string, FieldValue> | undefined {
+  if (!fields || typeof fields !== 'object') return fields as undefined;
+  return Object.fromEntries(Object.entries(fields).filter(([, v]) => v !== undefined)) as Record<string, FieldValue>;
 }
 
 function storedOutcome(key: string, entry: LedgerEntry, status: OutcomeStatus): Outcome {
@@ -458,7 +467,7 @@ export function createSync(options: SyncOptions): Sync {
     try {
       const actions = (await fn(ctx)) ?? [];
       outcomes = await applyMany(
-        actions.map((a) => ({ ...a, source: a.source ?? event.source, eventId: a.eventId ?? event.eventId, ...(a.occurredAt ?? event.occurredAt ? { occurredAt: a.occurredAt ?? event.occurredAt } : {}) })),
+        actions.map((a) => ({ ...a, fields: definedFields(a.fields), source: a.source ?? event.source, eventId: a.eventId ?? event.eventId, ...(a.occurredAt ?? event.occurredAt ? { occurredAt: a.occurredAt ?? event.occurredAt } : {}) })),
       );
     } catch (err) {
       await ledger.fail([{ key, token, error: serializeError(err) as unknown as Json }], now());
