@@ -6,10 +6,10 @@
 import { spawn } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { isLedgerBackend } from '../../src/ledger/index.js';
 import type { ClaimRequest, Json, LedgerBackend } from '../../src/ledger/types.js';
-import { compiledLedgerModule } from '../helpers/compile-ledger.js';
+import { compiledLedgerModule, removeCompiledLedgers } from '../helpers/compile-ledger.js';
 
 export interface LedgerConformanceOptions {
   /** Skip the whole suite (service unreachable outside CI). */
@@ -460,6 +460,8 @@ async function claimFromProcesses(moduleUrl: string, factory: string, options: R
 /** Many processes claiming one key: exactly one winner across all of them. */
 export function describeMultiProcessClaims(name: string, spec: MultiProcessSpec): void {
   describe.skipIf(spec.skip === true)(`ledger conformance across processes: ${name}`, () => {
+    afterAll(removeCompiledLedgers);
+
     it('gives exactly one of 200 concurrent claims from 4 processes', { timeout: 180_000 }, async () => {
       const moduleUrl = await compiledLedgerModule(spec.backend);
       const options = spec.options();

@@ -4,7 +4,7 @@
  * first), otherwise a private tsc compile of just the ledger files (a few seconds).
  */
 import { execFile } from 'node:child_process';
-import { existsSync, mkdirSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
@@ -14,13 +14,20 @@ const SOURCES = ['src/ledger/sqlite.ts', 'src/ledger/postgres.ts', 'src/ledger/r
 
 const newest = () => Math.max(...SOURCES.map((s) => statSync(join(ROOT, s)).mtimeMs));
 
+// Per process: test files compile in parallel and must not write over each other.
+const privateOut = () => join(ROOT, 'node_modules/.cache/crm-upsert-sync-tests', String(process.pid));
+
+/** Removes this process's private compile output, if any. */
+export function removeCompiledLedgers(): void {
+  rmSync(privateOut(), { recursive: true, force: true });
+}
+
 /** file:// URL of the compiled module for `backend` (sqlite | postgres | redis). */
 export async function compiledLedgerModule(backend: 'sqlite' | 'postgres' | 'redis'): Promise<string> {
   const dist = join(ROOT, 'dist/src/ledger', `${backend}.js`);
   if (existsSync(dist) && statSync(dist).mtimeMs >= newest()) return pathToFileURL(dist).href;
 
-  // Per process: test files compile in parallel and must not write over each other.
-  const out = join(ROOT, 'node_modules/.cache/crm-upsert-sync-tests', String(process.pid));
+  const out = privateOut();
   const target = join(out, 'src/ledger', `${backend}.js`);
   if (!existsSync(target)) {
     mkdirSync(out, { recursive: true });
