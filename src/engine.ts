@@ -56,6 +56,8 @@ export interface SyncOptions {
   concurrency?: number;
   /** Longest string field value accepted. Default 65,536. */
   maxFieldLength?: number;
+  /** After a quota error (daily limit spent), send nothing to the CRM for this long, ms (or the error's Retry-After). Default 15 min. */
+  quotaPauseMs?: number;
   /** Injected clock (ms). Default Date.now. */
   now?: () => number;
   /** Injected sleep, used for Retry-After waits and in-flight polling. */
@@ -132,6 +134,7 @@ interface StoredResult {
 }
 
 const DEFAULT_LEASE_MS = 5 * 60_000;
+const DEFAULT_QUOTA_PAUSE_MS = 15 * 60_000;
 const DEFAULT_WINDOW_MS = 10 * 60_000;
 const WRITTEN = new Set<OutcomeStatus>(['created', 'updated', 'unchanged']);
 
@@ -165,8 +168,9 @@ export function createSync(options: SyncOptions): Sync {
   const concurrency = options.concurrency ?? 1;
   const window = dedupeWindow(ledger, { windowMs, pendingMs: leaseMs });
   const maxBatch = adapter.capabilities.maxBatch;
-  /** Set after a quota error: nothing more is sent to the CRM by this instance. */
-  let stopped: CrmError | undefined;
+  /** Set after a quota error: nothing is sent to the CRM until `until`. */
+  let stopped: { error: CrmError; until: number } | undefined;
+  const quotaPauseMs = options.quotaPauseMs ?? DEFAULT_QUOTA_PAUSE_MS;
 
   const toCrmError = (err: unknown): CrmError => (err instanceof CrmError ? err : adapter.classifyError(err));
 
@@ -240,7 +244,7 @@ export function createSync(options: SyncOptions): Sync {
     };
     try {
       await withRetry(async () => {
-        if (stopped) throw stopped;
+        if (stopped && now() < stopped.until) throw stopped.error;
         let pending = open();
         if (batch.op === 'create' && ambiguous && !adapter.capabilities.nativeActivityUpsert) {
           const found = await call(() => adapter.findActivities(batch.object, pending.map((i) => writes[i] as ActivityWrite)));
@@ -271,7 +275,7 @@ export function createSync(options: SyncOptions): Sync {
     } catch (err) {
       if (!(err instanceof PendingItemsError)) {
         const crm = toCrmError(err);
-        if (crm.kind === 'quota') stopped ??= crm;
+        if (crm.kind === 'quota' && !(stopped && now() < stopped.until)) stopped = { error: crm, until: now() + (crm.retryAfterMs ?? quotaPauseMs) };
         const pending = open();
         if (crm.splittable && pending.length > 1) {
           const half = Math.ceil(pending.length / 2);

@@ -224,6 +224,19 @@ describe('createSync', () => {
     expect((await ledger.list({ status: 'failed' })).length).toBe(30);
   });
 
+  it('sends again once the quota pause has passed', async () => {
+    const clock = { t: T0 };
+    const { crm, sync } = setup({ clock });
+    crm.failNext('quota', { op: 'upsert' });
+    expect((await sync.apply(contact(1))).status).toBe('failed');
+    clock.t += 14 * 60_000;
+    expect((await sync.apply(contact(1))).status).toBe('failed');
+    expect(crm.calls.upsert).toBe(1);
+    clock.t += 60_001;
+    expect((await sync.apply(contact(1))).status).toBe('created');
+    expect(crm.calls.upsert).toBe(2);
+  });
+
   it('records a failed action as failed with its action, and writes it when it comes again', async () => {
     const { crm, sync, ledger } = setup({ crm: {} });
     crm.failNext('server_error', { op: 'upsert', times: 7 });
