@@ -1,0 +1,113 @@
+/**
+ * crm-upsert.config.json: load, validate (errors name the field), and build the adapter and
+ * ledger it describes. Secrets come only from the environment (HUBSPOT_ACCESS_TOKEN,
+ * SF_ACCESS_TOKEN; SF_INSTANCE_URL when the config has no instanceUrl), never from the file or argv.
+ */
+import { readFile } from 'node:fs/promises';
+import { configSchema, type Config } from '../../schemas/config.js';
+import { formatZodIssues } from '../../schemas/parse.js';
+import type { CrmAdapter } from '../adapter.js';
+import { ConfigError, registerSecret } from '../errors.js';
+import { openLedger } from '../ledger/index.js';
+import type { LedgerBackend } from '../ledger/types.js';
+import { UsageError } from './exit.js';
+
+export type { Config };
+
+export const DEFAULT_CONFIG_PATH = 'crm-upsert.config.json';
+
+/** Environment variables holding secrets; registered for redaction at startup. */
+export const SECRET_ENV = ['HUBSPOT_ACCESS_TOKEN', 'SF_ACCESS_TOKEN'] as const;
+
+export function registerEnvSecrets(env: NodeJS.ProcessEnv = process.env): void {
+  for (const name of SECRET_ENV) registerSecret(env[name]);
+}
+
+/** Validate a parsed config object; throws UsageError listing `path: reason` for every issue. */
+export function parseConfig(raw: unknown, source = 'config'): Config {
+  const parsed = configSchema.safeParse(raw);
+  if (!parsed.success) {
+    const issues = formatZodIssues(parsed.error).map((i) => `  ${i.path || '(root)'}: ${i.message}`);
+    throw new UsageError(`invalid ${source}:\n${issues.join('\n')}`);
+  }
+  return parsed.data;
+}
+
+/** Read and validate the config file at `path`. */
+export async function loadConfig(path: string): Promise<Config> {
+  let text: string;
+  try {
+    text = await readFile(path, 'utf8');
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT') {
+      throw new UsageError(`config file ${path} not found: create it (see examples/crm-upsert.config.json) or pass --config PATH`);
+    }
+    throw new UsageError(`cannot read config file ${path}: ${(err as Error).message}`);
+  }
+  let raw: unknown;
+  try {
+    raw = JSON.parse(text);
+  } catch (err) {
+    throw new UsageError(`config file ${path} is not valid JSON: ${(err as Error).message}`);
+  }
+  return parseConfig(raw, `config file ${path}`);
+}
+
+/**
+ * The adapter the config describes, with tokens from `env`. The vendor SDK is imported here,
+ * on demand, so commands that never talk to the CRM (schema, ledger) do not load it.
+ */
+export async function buildAdapter(config: Config, env: NodeJS.ProcessEnv = process.env): Promise<CrmAdapter> {
+  try {
+    if (config.crm === 'hubspot') {
+      const hs = config.hubspot!;
+      const accessToken = env.HUBSPOT_ACCESS_TOKEN;
+      if (!accessToken) throw new UsageError('HUBSPOT_ACCESS_TOKEN is not set: export the private-app access token in the environment (it never goes in the config file)');
+      registerSecret(accessToken);
+      const { hubspotAdapter } = await import('../../adapters/hubspot/index.js');
+      return hubspotAdapter({ accessToken, objects: hs.objects, ...(hs.basePath ? { basePath: hs.basePath } : {}), ...(hs.rateLimit ? { rateLimit: hs.rateLimit } : {}) });
+    }
+    const sf = config.salesforce!;
+    const accessToken = env.SF_ACCESS_TOKEN;
+    const instanceUrl = sf.instanceUrl ?? env.SF_INSTANCE_URL;
+    if (!accessToken) throw new UsageError('SF_ACCESS_TOKEN is not set: export the Salesforce access token in the environment (it never goes in the config file)');
+    if (!instanceUrl) throw new UsageError('salesforce.instanceUrl is not set: put it in the config file or set SF_INSTANCE_URL');
+    registerSecret(accessToken);
+    const { salesforceAdapter } = await import('../../adapters/salesforce/index.js');
+    return salesforceAdapter({
+      accessToken,
+      instanceUrl,
+      objects: sf.objects,
+      ...(sf.apiVersion ? { apiVersion: sf.apiVersion } : {}),
+      ...(sf.dailyLimitShare !== undefined ? { dailyLimitShare: sf.dailyLimitShare } : {}),
+      ...(sf.allowDuplicateSave !== undefined ? { allowDuplicateSave: sf.allowDuplicateSave } : {}),
+    });
+  } catch (err) {
+    if (err instanceof ConfigError) throw new UsageError(err.message.replace(/^\[crm-upsert\] /, ''));
+    throw err;
+  }
+}
+
+/** The ledger URL in effect: --ledger wins over the config. */
+export function ledgerUrl(config: Pick<Config, 'ledger'> | undefined, flag: string | undefined): string {
+  return flag ?? config?.ledger ?? 'sqlite:.crm-upsert/ledger.db';
+}
+
+export function openLedgerOrExit(url: string): LedgerBackend {
+  try {
+    return openLedger(url);
+  } catch (err) {
+    if (err instanceof ConfigError) throw new UsageError(`--ledger / config ledger: ${err.message.replace(/^\[crm-upsert\] /, '')}`);
+    throw err;
+  }
+}
+
+/** A positive integer flag value, or a UsageError naming the flag. */
+export function positiveInt(flag: string) {
+  return (value: string): number => {
+    const n = Number(value);
+    if (!Number.isInteger(n) || n <= 0) throw new UsageError(`${flag} must be a positive integer, got "${value}"`);
+    return n;
+  };
+}

@@ -1,0 +1,137 @@
+/**
+ * `sync --dry-run`: validate and key every line, read (never claim) the ledger, and print what
+ * each action would do with the request body the adapter would send. Zero CRM requests, zero
+ * ledger writes: a SQLite ledger file that does not exist yet is not created.
+ */
+import { existsSync } from 'node:fs';
+import { createSync } from '../engine.js';
+import { memoryLedger } from '../ledger/memory.js';
+import type { LedgerBackend, LedgerEntry } from '../ledger/types.js';
+import type { Action } from '../../schemas/action.js';
+import { buildAdapter, ledgerUrl, openLedgerOrExit, type Config } from './config.js';
+import { DEFAULT_MAX_LINE_BYTES, readLines } from './jsonl.js';
+import { createProgress } from './progress.js';
+import { ReportBuilder, writeReport } from './report.js';
+import { openInput, type SyncFlags } from './sync.js';
+
+/** What the action would do: the CRM write it would make, or why it would make none. */
+export type Verdict = 'upsert' | 'create' | 'retry' | 'replay' | 'suppress' | 'in_flight' | 'reject';
+
+type Fields = Action['fields'];
+const str = (fields: Fields) => Object.fromEntries(Object.entries(fields).map(([k, v]) => [k, v === null ? '' : String(v)]));
+
+/** The request the adapter would send for this action (parent ids are resolved at write time). */
+export function previewRequest(config: Config, action: Action, key: string): { request: string; body: unknown } {
+  if (config.crm === 'hubspot') {
+    const spec = config.hubspot!.objects[action.object]!;
+    if (spec.kind === 'record') {
+      return {
+        request: `POST /crm/v3/objects/${spec.objectType}/batch/upsert`,
+        body: { idProperty: spec.idProperty, id: action.externalId, properties: str(action.fields) },
+      };
+    }
+    const parent = config.hubspot!.objects[action.target!.object];
+    const parentId = parent?.kind === 'record' ? `<id of ${parent.objectType} where ${parent.idProperty}=${action.target!.externalId}>` : '<parent id>';
+    return {
+      request: `POST /crm/v3/objects/${spec.objectType}/batch/create`,
+      body: {
+        properties: { ...str(action.fields), [spec.keyProperty]: key },
+        associations: [{ to: { id: parentId }, types: [{ associationCategory: 'HUBSPOT_DEFINED', associationTypeId: spec.parents[action.target!.object] }] }],
+      },
+    };
+  }
+  const sf = config.salesforce!;
+  const base = `/services/data/v${sf.apiVersion ?? '60.0'}`;
+  const spec = sf.objects[action.object]!;
+  if (spec.kind === 'record') {
+    return {
+      request: `PATCH ${base}/composite/sobjects/${spec.sobject}/${spec.externalIdField}`,
+      body: { ...action.fields, [spec.externalIdField]: action.externalId, attributes: { type: spec.sobject } },
+    };
+  }
+  const parent = sf.objects[action.target!.object];
+  const parentId = parent?.kind === 'record' ? `<Id of ${parent.sobject} where ${parent.externalIdField}=${action.target!.externalId}>` : '<parent Id>';
+  return {
+    request: `PATCH ${base}/composite/sobjects/${spec.sobject}/${spec.externalIdField}`,
+    body: { ...action.fields, [spec.parents[action.target!.object]!]: parentId, [spec.externalIdField]: key, attributes: { type: spec.sobject } },
+  };
+}
+
+function verdictOf(entry: LedgerEntry | null, keyless: boolean, op: Action['op'], now: number): Verdict {
+  if (!entry) return op;
+  if (entry.status === 'completed' && (entry.expiresAt === null || entry.expiresAt > now)) return keyless ? 'suppress' : 'replay';
+  if (entry.status === 'failed') return 'retry';
+  if (entry.status === 'in_progress' && (entry.leaseUntil ?? 0) > now) return 'in_flight';
+  return op;
+}
+
+/** The ledger to read, or undefined when it does not exist yet (a SQLite file not created). */
+function readableLedger(url: string): LedgerBackend | undefined {
+  const sqlite = /^sqlite:(?!:memory:)(.+)$/.exec(url);
+  if (sqlite && !existsSync(sqlite[1]!.replace(/^\/\/(?=\/)/, ''))) return undefined;
+  return openLedgerOrExit(url);
+}
+
+export async function dryRun(file: string, config: Config, flags: SyncFlags): Promise<number> {
+  const input = await openInput(file);
+  // No request is made, so a placeholder token lets a dry run work without credentials.
+  const env = { ...process.env };
+  env.HUBSPOT_ACCESS_TOKEN ||= 'dry-run-placeholder';
+  env.SF_ACCESS_TOKEN ||= 'dry-run-placeholder';
+  env.SF_INSTANCE_URL ||= 'https://dry-run.invalid';
+  const adapter = await buildAdapter(config, env);
+  // The engine is used only for prepare() (validation and keys); it never sees the real ledger.
+  const engine = createSync({ adapter, ledger: memoryLedger(), dedupeWindowMs: config.dedupeWindowMs });
+  const ledger = readableLedger(ledgerUrl(config, flags.ledger));
+  const report = new ReportBuilder();
+  const seen = new Set<string>();
+  const verdicts: Record<string, number> = {};
+  const out = process.stdout;
+  const now = Date.now();
+  try {
+    for await (const raw of readLines(input, { maxLineBytes: flags.maxLineBytes ?? DEFAULT_MAX_LINE_BYTES })) {
+      let line: Record<string, unknown>;
+      if ('tooLong' in raw) {
+        const reason = `line is ${raw.bytes} bytes, over the limit of ${raw.limit} bytes (--max-line-bytes); not parsed`;
+        report.reject(raw.line, reason);
+        line = { line: raw.line, would: 'reject', reason };
+      } else if (raw.text.trim() === '') {
+        continue;
+      } else {
+        let parsed: unknown;
+        try {
+          parsed = JSON.parse(raw.text);
+        } catch (err) {
+          parsed = undefined;
+          const reason = `invalid JSON: ${(err as Error).message}`;
+          report.reject(raw.line, reason);
+          out.write(`${JSON.stringify({ line: raw.line, would: 'reject', reason })}\n`);
+          verdicts.reject = (verdicts.reject ?? 0) + 1;
+          continue;
+        }
+        const p = engine.prepare(parsed);
+        if (!p.ok) {
+          const reason = p.error.message.replace(/^\[crm-upsert\] /, '');
+          report.reject(raw.line, reason, p.key);
+          line = { line: raw.line, key: p.key, would: 'reject', reason };
+        } else {
+          const keyless = p.action.eventId === undefined;
+          // A repeat of a key earlier in this file is a replay (or suppression) in a real run too.
+          const verdict = seen.has(p.key) ? (keyless ? 'suppress' : 'replay') : verdictOf(ledger ? await ledger.get(p.key) : null, keyless, p.action.op, now);
+          seen.add(p.key);
+          const writes = verdict === 'upsert' || verdict === 'create' || verdict === 'retry';
+          line = { line: raw.line, key: p.key, would: verdict, ...(writes ? previewRequest(config, p.action, p.key) : {}) };
+        }
+      }
+      verdicts[line.would as string] = (verdicts[line.would as string] ?? 0) + 1;
+      out.write(`${JSON.stringify(line)}\n`);
+    }
+  } finally {
+    await ledger?.close();
+    await engine.close();
+  }
+  if (flags.report) await writeReport(flags.report, report.toJSON(0));
+  const code = report.exitCode();
+  createProgress({ tty: false }).finish({ command: 'sync', dryRun: true, input: file, would: verdicts, apiCalls: 0, ledgerWrites: 0, problems: report.failures, exitCode: code });
+  return code;
+}

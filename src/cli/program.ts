@@ -1,0 +1,139 @@
+/**
+ * The `crm-upsert` program (commander 14): one subcommand per file, every command returns its
+ * exit code, and every usage or config error exits 2 with a message naming the flag or field.
+ */
+import { readFileSync } from 'node:fs';
+import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
+import { CrmSyncError, LedgerError, redact } from '../errors.js';
+import { checkSetupCommand } from './check-setup.js';
+import { DEFAULT_CONFIG_PATH, registerEnvSecrets } from './config.js';
+import { demoCommand } from './demo.js';
+import { ExitCode, UsageError } from './exit.js';
+import { DEFAULT_MAX_LINE_BYTES } from './jsonl.js';
+import { ledgerListCommand, ledgerMigrateCommand, ledgerPruneCommand, ledgerShowCommand } from './ledger.js';
+import { retryFailedCommand } from './retry-failed.js';
+import { schemaCommand } from './schema.js';
+import { DEFAULT_BATCH_SIZE, syncCommand } from './sync.js';
+
+function version(): string {
+  try {
+    const pkg = JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')) as { version?: string };
+    return pkg.version ?? '0.0.0';
+  } catch {
+    return '0.0.0';
+  }
+}
+
+const positiveInt = (value: string): number => {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n <= 0) throw new InvalidArgumentError('must be a positive integer.');
+  return n;
+};
+
+export function buildProgram(setExit: (code: number) => void): Command {
+  const program = new Command('crm-upsert')
+    .description('Make AI-generated CRM writes safe to repeat: the second run does nothing, costs nothing, and says so.')
+    .version(version())
+    .exitOverride()
+    .showHelpAfterError('(run with --help for usage)');
+
+  const configOption = () => new Option('--config <path>', 'config file').default(DEFAULT_CONFIG_PATH);
+  const ledgerOption = () => new Option('--ledger <url>', 'ledger URL (memory:, sqlite:PATH, postgres://, redis://); overrides the config');
+
+  program
+    .command('demo')
+    .description('the main job on embedded defaults: a fake CRM on loopback, examples/ synced twice; the second pass makes 0 API calls')
+    .addOption(new Option('--crm <crm>', 'which fake CRM').choices(['hubspot', 'salesforce']).default('hubspot'))
+    .action(async (opts: { crm: 'hubspot' | 'salesforce' }) => setExit(await demoCommand(opts)));
+
+  program
+    .command('sync')
+    .description('the scheduled job: stream JSONL actions, batch, write, report')
+    .argument('<file>', 'JSONL file of actions, or - for stdin')
+    .addOption(configOption())
+    .addOption(ledgerOption())
+    .option('--job <name>', 'hold a lock for this job name: a second overlapping run exits 3')
+    .option('--concurrency <n>', 'batches written in parallel', positiveInt)
+    .option('--batch-size <n>', `lines per applyMany chunk (default ${DEFAULT_BATCH_SIZE})`, positiveInt)
+    .option('--dry-run', 'print what each action would do and the payload it would send; no CRM requests, no ledger writes')
+    .option('--report <path>', 'write the JSON report here')
+    .option('--max-line-bytes <n>', `reject longer lines without buffering them (default ${DEFAULT_MAX_LINE_BYTES})`, positiveInt)
+    .action(async (file: string, opts) => setExit(await syncCommand(file, opts)));
+
+  program
+    .command('retry-failed')
+    .description('re-apply the actions whose last attempt failed')
+    .addOption(configOption())
+    .addOption(ledgerOption())
+    .option('--report <path>', 'write the JSON report here')
+    .action(async (opts) => setExit(await retryFailedCommand(opts)));
+
+  const ledger = program.command('ledger').description('inspect and maintain the ledger');
+  ledger
+    .command('show')
+    .description('print one entry as JSON')
+    .argument('<key>', 'the idempotency key')
+    .addOption(configOption())
+    .addOption(ledgerOption())
+    .action(async (key: string, opts) => setExit(await ledgerShowCommand(key, opts)));
+  ledger
+    .command('list')
+    .description('print entries as JSON lines, in key order')
+    .addOption(new Option('--status <status>', 'only this status').choices(['in_progress', 'completed', 'failed']))
+    .option('--limit <n>', 'at most this many (default 100)', positiveInt)
+    .option('--after <key>', 'keys after this one (paging)')
+    .addOption(configOption())
+    .addOption(ledgerOption())
+    .action(async (opts) => setExit(await ledgerListCommand(opts)));
+  ledger
+    .command('prune')
+    .description('delete expired entries and completed/failed entries older than a duration')
+    .requiredOption('--older-than <duration>', 'e.g. 30d, 12h, 15m')
+    .addOption(configOption())
+    .addOption(ledgerOption())
+    .action(async (opts) => setExit(await ledgerPruneCommand(opts)));
+  ledger
+    .command('migrate')
+    .description('create or upgrade the ledger tables')
+    .addOption(configOption())
+    .addOption(ledgerOption())
+    .action(async (opts) => setExit(await ledgerMigrateCommand(opts)));
+
+  program
+    .command('check-setup')
+    .description('verify (or --create) the external-id and key fields in the CRM')
+    .option('--create', 'create what is missing (HubSpot properties)')
+    .addOption(configOption())
+    .action(async (opts) => setExit(await checkSetupCommand(opts)));
+
+  program
+    .command('schema')
+    .description('print the action JSON Schema')
+    .action(() => setExit(schemaCommand()));
+
+  return program;
+}
+
+/** Run the CLI; resolves to the exit code. */
+export async function main(argv: readonly string[]): Promise<number> {
+  registerEnvSecrets();
+  let code: number = ExitCode.ok;
+  const program = buildProgram((c) => (code = c));
+  try {
+    await program.parseAsync([...argv]);
+    return code;
+  } catch (err) {
+    if (err instanceof CommanderError) return err.exitCode === 0 ? ExitCode.ok : ExitCode.usage;
+    if (err instanceof UsageError) {
+      process.stderr.write(`crm-upsert: ${redact(err.message)}\n`);
+      return ExitCode.usage;
+    }
+    if (err instanceof LedgerError) {
+      process.stderr.write(`crm-upsert: ${redact(err.message)}\n`);
+      return ExitCode.usage;
+    }
+    const message = err instanceof CrmSyncError ? err.message : redact(err instanceof Error ? err.message : String(err));
+    process.stderr.write(`crm-upsert: ${message}\n`);
+    return ExitCode.problems;
+  }
+}

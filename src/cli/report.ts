@@ -1,0 +1,84 @@
+/**
+ * The run report (`--report PATH`, DESIGN.md): counts per outcome status, CRM API calls, and one
+ * problem per line that did not end completed/replayed/unchanged/suppressed, with its reason.
+ */
+import { mkdir, writeFile } from 'node:fs/promises';
+import { dirname } from 'node:path';
+import type { Outcome } from '../engine.js';
+import { redact } from '../errors.js';
+import { ExitCode } from './exit.js';
+
+export interface Problem {
+  /** 1-based line of the input file (0 when the action did not come from a line, e.g. retry-failed). */
+  line: number;
+  /** The action's idempotency key ('' when the line could not be parsed or keyed). */
+  key: string;
+  /** `rejected` (bad input, nothing written), `failed` (the CRM refused or kept failing), `in_flight` (another run holds the key). */
+  status: 'rejected' | 'failed' | 'in_flight';
+  reason: string;
+}
+
+export interface Report {
+  counts: Record<string, number>;
+  apiCalls: number;
+  problems: Problem[];
+  /** Problems beyond the in-memory cap (counted, not listed). */
+  problemsOmitted?: number;
+}
+
+/** Problems kept in memory; a file with millions of bad lines still runs in bounded memory. */
+export const MAX_PROBLEMS = 100_000;
+
+const PROBLEM_STATUSES = new Set(['rejected', 'failed', 'in_flight']);
+
+const reasonOf = (message: string | undefined, fallback: string) => redact((message ?? fallback).replace(/^\[crm-upsert\] /, ''));
+
+export class ReportBuilder {
+  readonly counts: Record<string, number> = {};
+  readonly problems: Problem[] = [];
+  private omitted = 0;
+  actions = 0;
+
+  private count(status: string): void {
+    this.counts[status] = (this.counts[status] ?? 0) + 1;
+  }
+
+  /** A line rejected before reaching the engine (unparsable JSON, oversized line). */
+  reject(line: number, reason: string, key = ''): void {
+    this.actions += 1;
+    this.count('rejected');
+    this.problem({ line, key, status: 'rejected', reason: redact(reason) });
+  }
+
+  outcome(line: number, outcome: Outcome): void {
+    this.actions += 1;
+    this.count(outcome.status);
+    if (!PROBLEM_STATUSES.has(outcome.status)) return;
+    const fallback = outcome.status === 'in_flight'
+      ? 'another run holds this key (in progress); it is retried once that claim\'s lease expires'
+      : outcome.status;
+    this.problem({ line, key: outcome.key, status: outcome.status as Problem['status'], reason: reasonOf(outcome.error?.message, fallback) });
+  }
+
+  private problem(p: Problem): void {
+    if (this.problems.length < MAX_PROBLEMS) this.problems.push(p);
+    else this.omitted += 1;
+  }
+
+  get failures(): number {
+    return (this.counts.rejected ?? 0) + (this.counts.failed ?? 0) + (this.counts.in_flight ?? 0);
+  }
+
+  exitCode(): number {
+    return this.failures > 0 ? ExitCode.problems : ExitCode.ok;
+  }
+
+  toJSON(apiCalls: number): Report {
+    return { counts: { ...this.counts }, apiCalls, problems: this.problems, ...(this.omitted > 0 ? { problemsOmitted: this.omitted } : {}) };
+  }
+}
+
+export async function writeReport(path: string, report: Report): Promise<void> {
+  await mkdir(dirname(path), { recursive: true });
+  await writeFile(path, `${JSON.stringify(report, null, 2)}\n`);
+}
