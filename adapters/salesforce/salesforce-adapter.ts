@@ -16,6 +16,11 @@ const VENDOR = 'salesforce';
 const MAX_BATCH = 200;
 /** Salesforce rejects request URIs longer than 16,384 bytes; stay well below with the origin added. */
 const MAX_QUERY_CHARS = 15_000;
+/**
+ * Usage is only learned from responses, so after a stop nothing would ever refresh it: once the
+ * last figure is this old (the engine's default quota pause), one request may go out to re-read it.
+ */
+const USAGE_RECHECK_MS = 15 * 60_000;
 
 /**
  * jsforce retries GET/PUT/DELETE on 420/429/5xx and network errors (5 times, ignoring
@@ -65,6 +70,15 @@ export function salesforceAdapter(options: SalesforceAdapterOptions): Salesforce
     const u = conn.limitInfo?.apiUsage;
     return u && u.limit > 0 ? u : undefined;
   };
+  // jsforce replaces `limitInfo` on every response carrying Sforce-Limit-Info: a new object is a fresh figure.
+  let seenLimitInfo = conn.limitInfo;
+  let usageAt = Date.now();
+  const noteUsage = () => {
+    if (conn.limitInfo !== seenLimitInfo) {
+      seenLimitInfo = conn.limitInfo;
+      usageAt = Date.now();
+    }
+  };
 
   /** The connection's transport, wrapped to see each exchange's status and headers (HttpApiError has neither). */
   const observe = (onResponse: (r: ResponseInfo) => void): TransportLike | undefined => {
@@ -82,7 +96,7 @@ export function salesforceAdapter(options: SalesforceAdapterOptions): Salesforce
 
   async function send<R>(req: SalesforceHttpRequest, ctx: ClassifyContext = {}): Promise<R> {
     const before = usage();
-    if (before && before.used / before.limit >= opts.dailyLimitShare) throw dailyLimitStop(before, opts.dailyLimitShare);
+    if (before && before.used / before.limit >= opts.dailyLimitShare && Date.now() - usageAt < USAGE_RECHECK_MS) throw dailyLimitStop(before, opts.dailyLimitShare);
     await opts.rateBudget?.acquire();
     let response: ResponseInfo | undefined;
     const transport = observe((r) => (response = r));
@@ -91,6 +105,8 @@ export function salesforceAdapter(options: SalesforceAdapterOptions): Salesforce
       return await conn.request<R>(req, { retry: NO_RETRY, ...(transport ? { transport } : {}) });
     } catch (err) {
       throw classifySalesforceError(err, { ...ctx, response, usage: usage() });
+    } finally {
+      noteUsage();
     }
   }
 

@@ -1,6 +1,6 @@
 import { Connection } from 'jsforce';
 import nock from 'nock';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { salesforceAdapter, type SalesforceAdapterOptions, type SalesforceConnection } from '../../../adapters/salesforce/index.js';
 import { fakeSalesforce, type FakeSalesforce } from '../../../adapters/salesforce/salesforce-fake.js';
 import type { ActivityWrite, RecordWrite, WriteResult } from '../../../src/adapter.js';
@@ -222,6 +222,25 @@ describe.each(fronts)('salesforceAdapter over %s', (_front, open) => {
       expect(err.message).toContain('Salesforce API usage 13,500/15,000 (90%) reached the configured stop at 90%');
       expect(fake.count()).toBe(2);
       expect(fake.records('Contact')).toHaveLength(2);
+    });
+
+    it('re-reads the usage with one request once the last figure is 15 minutes old', async () => {
+      vi.useFakeTimers({ toFake: ['Date'] });
+      try {
+        const { fake, adapter } = await setup({}, { apiUsed: 13_499, dailyLimit: 15_000 });
+        await adapter.upsertRecords('contact', [rec('a')]);
+        await expect(adapter.upsertRecords('contact', [rec('b')])).rejects.toMatchObject({ kind: 'quota' });
+        vi.setSystemTime(Date.now() + 14 * 60_000);
+        await expect(adapter.upsertRecords('contact', [rec('b')])).rejects.toMatchObject({ kind: 'quota' });
+        expect(fake.count()).toBe(1);
+        fake.setApiUsage(2_000);
+        vi.setSystemTime(Date.now() + 2 * 60_000);
+        expect(await adapter.upsertRecords('contact', [rec('b')])).toEqual([expect.objectContaining({ ok: true })]);
+        expect(await adapter.upsertRecords('contact', [rec('c')])).toEqual([expect.objectContaining({ ok: true })]);
+        expect(fake.count()).toBe(3);
+      } finally {
+        vi.useRealTimers();
+      }
     });
 
     it('reports a 403 REQUEST_LIMIT_EXCEEDED as quota with the usage', async () => {
