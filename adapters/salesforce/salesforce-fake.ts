@@ -79,7 +79,8 @@ export interface FakeSalesforce {
   count(endpoint?: string): number;
   counts(): Record<string, number>;
   setFaults(faults: FaultOptions): void;
-  failNext(kind: FaultKind, options?: { times?: number; match?: (req: FakeRequest) => boolean }): void;
+  /** Inject `kind` into the next `times` requests that match (`endpoint`: a substring of the request's count label). */
+  failNext(kind: FaultKind, options?: { times?: number; endpoint?: string; match?: (req: FakeRequest) => boolean }): void;
   defineField(sobject: string, name: string, options?: FakeFieldOptions): void;
   setApiUsage(used: number, limit?: number): void;
   apiUsage(): { used: number; limit: number };
@@ -125,6 +126,16 @@ const wire = (status: number, code: string, message: string, fields?: string[]):
   body: [{ message, errorCode: code, ...(fields ? { fields } : {}) }],
 });
 const NOT_FOUND = () => wire(404, 'NOT_FOUND', 'The requested resource does not exist');
+
+/** Request label for counts: the path after the version, with record values and ids generalised. */
+function endpointOf(req: FakeRequest): string {
+  const m = /^\/services\/data\/v\d+\.\d(\/.*)?$/.exec(req.path);
+  if (!m) return `${req.method} ${req.path}`;
+  const parts = (m[1] ?? '/').split('/').slice(1);
+  if (parts[0] === 'sobjects' && parts.length >= 4) return `${req.method} /sobjects/${parts[1]}/${parts[2]}/{value}`;
+  if (parts[0] === 'sobjects' && parts.length === 3 && parts[2] !== 'describe') return `${req.method} /sobjects/${parts[1]}/{id}`;
+  return `${req.method} /${parts.join('/')}`;
+}
 
 export function fakeSalesforce(options: FakeSalesforceOptions = {}): FakeSalesforce {
   const sobjects = new Map<string, SObjectState>();
@@ -409,14 +420,7 @@ export function fakeSalesforce(options: FakeSalesforceOptions = {}): FakeSalesfo
       },
       rateLimited: (seconds) => withLimit({ ...wire(429, 'REQUEST_LIMIT_EXCEEDED', 'ConcurrentPerOrgLongTxn Limit exceeded.'), headers: { 'retry-after': String(seconds) } }),
       serverError: () => withLimit(wire(503, 'SERVER_UNAVAILABLE', 'Server temporarily unavailable, please retry')),
-      endpointOf(req) {
-        const m = /^\/services\/data\/v\d+\.\d(\/.*)?$/.exec(req.path);
-        if (!m) return `${req.method} ${req.path}`;
-        const parts = (m[1] ?? '/').split('/').slice(1);
-        if (parts[0] === 'sobjects' && parts.length >= 4) return `${req.method} /sobjects/${parts[1]}/${parts[2]}/{value}`;
-        if (parts[0] === 'sobjects' && parts.length === 3 && parts[2] !== 'describe') return `${req.method} /sobjects/${parts[1]}/{id}`;
-        return `${req.method} /${parts.join('/')}`;
-      },
+      endpointOf,
     },
     options.faults ?? {},
   );
@@ -436,7 +440,10 @@ export function fakeSalesforce(options: FakeSalesforceOptions = {}): FakeSalesfo
     count: (endpoint) => core.count(endpoint),
     counts: () => core.counts(),
     setFaults: (faults) => core.setFaults(faults),
-    failNext: (kind, o) => core.failNext(kind, o),
+    failNext(kind, o = {}) {
+      const { endpoint, match, times } = o;
+      core.failNext(kind, { times, match: endpoint === undefined ? match : (req) => endpointOf(req).includes(endpoint) && (!match || match(req)) });
+    },
     defineField,
     setApiUsage(u, l) {
       used = u;

@@ -97,6 +97,20 @@ describe.each(fronts)('createSync with salesforceAdapter (jsforce 3.10.16) over 
     await sync.close();
   });
 
+  it('keeps one Task when the Task upsert response is lost after commit', async () => {
+    h = await harness(front);
+    const sync = createSync({ adapter: h.adapter, ledger: openLedger('memory:'), retry: fast });
+    h.fake.failNext('lost_response', { endpoint: 'PATCH /composite/sobjects/Task/' });
+    const outcomes = await sync.applyMany([upsert(1), taskOn('evt-t1', 'C-1')]);
+    expect(outcomes.map((o) => o.status)).toEqual(['created', 'created']);
+    expect(outcomes[1]!.attempts).toBe(2);
+    expect(h.fake.records('Task')).toHaveLength(1);
+    expect(h.fake.core.faultCounts().lost_response).toBe(1);
+    expect(statuses(await sync.applyMany([upsert(1), taskOn('evt-t1', 'C-1')]))).toEqual({ replayed: 2 });
+    expect(h.fake.records('Task')).toHaveLength(1);
+    await sync.close();
+  });
+
   it('fails a task whose parent contact does not exist, naming the parent', async () => {
     h = await harness(front);
     const sync = createSync({ adapter: h.adapter, ledger: openLedger('memory:'), retry: fast });
