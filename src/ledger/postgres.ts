@@ -48,6 +48,9 @@ function tables(options: PostgresTableOptions): Tables {
 /** Create the ledger tables if missing (idempotent, safe to run from several processes at once). */
 export async function migrate(pool: PgQueryable, options: PostgresTableOptions = {}): Promise<void> {
   const t = tables(options);
+  // Read-only when the tables exist, so a role with only SELECT/INSERT/UPDATE/DELETE can run.
+  const present = await pool.query('SELECT to_regclass($1) IS NOT NULL AS present', [t.version]);
+  if (present.rows[0]?.present === true && (await currentVersion(pool, t)) !== null) return;
   // One simple-protocol query runs as one implicit transaction, so the xact lock serialises
   // concurrent first uses (CREATE TABLE IF NOT EXISTS alone races on the catalog).
   await pool.query(`
@@ -73,10 +76,16 @@ export async function migrate(pool: PgQueryable, options: PostgresTableOptions =
     CREATE TABLE IF NOT EXISTS ${t.windows} (id text PRIMARY KEY, owner text NOT NULL, confirmed boolean NOT NULL, expires_at bigint NOT NULL);
     INSERT INTO ${t.version} (version) SELECT ${SCHEMA_VERSION} WHERE NOT EXISTS (SELECT 1 FROM ${t.version});
   `);
+  await currentVersion(pool, t);
+}
+
+async function currentVersion(pool: PgQueryable, t: Tables): Promise<number | null> {
   const { rows } = await pool.query(`SELECT max(version) AS v FROM ${t.version}`);
-  if (Number(rows[0]?.v) > SCHEMA_VERSION) {
-    throw new LedgerError(`postgres ledger schema version ${String(rows[0]?.v)} is newer than this library (${SCHEMA_VERSION})`);
+  const v = rows[0]?.v === null || rows[0]?.v === undefined ? null : Number(rows[0].v);
+  if (v !== null && v > SCHEMA_VERSION) {
+    throw new LedgerError(`postgres ledger schema version ${v} is newer than this library (${SCHEMA_VERSION})`);
   }
+  return v;
 }
 
 const COLS = `key, fingerprint, status, token, lease_until, attempts, result::text AS result, error::text AS error, created_at, updated_at, expires_at`;
