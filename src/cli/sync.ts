@@ -12,7 +12,7 @@ import type { LedgerBackend } from '../ledger/types.js';
 import { buildAdapter, ledgerUrl, loadConfig, openLedgerOrExit, type Config } from './config.js';
 import { dryRun } from './dry-run.js';
 import { ExitCode, UsageError } from './exit.js';
-import { acquireJobLock, describeHolder, type JobLock } from './job-lock.js';
+import { acquireJobLock, DEFAULT_JOB_LEASE_MS, describeHolder, type JobLock } from './job-lock.js';
 import { DEFAULT_MAX_LINE_BYTES, readLines, type RawLine } from './jsonl.js';
 import { createProgress, type Progress } from './progress.js';
 import { ReportBuilder, writeReport } from './report.js';
@@ -163,6 +163,8 @@ export async function syncCommand(file: string, flags: SyncFlags): Promise<numbe
   try {
     if (flags.job) {
       const acquired = await acquireJobLock(ledger, flags.job, {
+        // Never longer than the claims' lease: a killed run's lock is free when its lines are.
+        leaseMs: Math.min(DEFAULT_JOB_LEASE_MS, config.leaseMs ?? DEFAULT_CLI_LEASE_MS),
         onLost: () => {
           stop.reason ??= 'lock-lost';
           process.stderr.write(`crm-upsert: lost the lock of job "${flags.job}" (lease not renewed in time); stopping after the batch in flight\n`);
