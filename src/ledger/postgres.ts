@@ -264,7 +264,7 @@ export function postgresLedger(options: PostgresLedgerOptions): LedgerBackend {
     ),
     marked AS (
       INSERT INTO ${t.marks} (id, value)
-      SELECT DISTINCT ON (i.mark_id) i.mark_id, i.mark_value FROM input i JOIN done d ON d.key = i.key
+      SELECT DISTINCT ON (i.mark_id) i.mark_id, i.mark_value FROM input i JOIN done d ON d.key = i.key AND d.token = i.token
         WHERE i.mark_id IS NOT NULL ORDER BY i.mark_id, i.ord DESC
       ON CONFLICT (id) DO UPDATE SET value = excluded.value
     )
@@ -279,15 +279,15 @@ export function postgresLedger(options: PostgresLedgerOptions): LedgerBackend {
       SELECT DISTINCT ON (id) id, owner, false, $4::bigint + ttl_ms FROM input ORDER BY id, ord
       ON CONFLICT (id) DO UPDATE SET owner = excluded.owner, confirmed = false, expires_at = excluded.expires_at
       WHERE w.expires_at <= $4::bigint
-      RETURNING w.id, w.owner, w.confirmed, w.expires_at
+      RETURNING w.id, w.owner, w.confirmed, w.expires_at, true AS taken
     ),
     rows AS (
       SELECT * FROM taken
       UNION ALL
-      SELECT id, owner, confirmed, expires_at FROM ${t.windows}
+      SELECT id, owner, confirmed, expires_at, false FROM ${t.windows}
         WHERE id IN (SELECT id FROM input) AND id NOT IN (SELECT id FROM taken)
     )
-    SELECT i.owner AS wanted, r.owner, r.confirmed, r.expires_at
+    SELECT i.owner AS wanted, r.owner, r.confirmed, r.expires_at, r.taken
       FROM input i LEFT JOIN rows r ON r.id = i.id ORDER BY i.ord`;
 
   const acquireBatch = async (reqs: WindowAcquireRequest[], now: number): Promise<(WindowSlot | undefined)[]> => {
@@ -295,7 +295,8 @@ export function postgresLedger(options: PostgresLedgerOptions): LedgerBackend {
       reqs.map((r) => r.id), reqs.map((r) => r.owner), reqs.map((r) => Math.round(r.ttlMs)), now,
     ]);
     return rows.map((row) => {
-      if (row.owner === null || row.owner === undefined || num(row.expires_at) <= now) return undefined;
+      // Missing or expired but not taken: a concurrent change after this statement's snapshot.
+      if (row.owner === null || row.owner === undefined || (row.taken !== true && num(row.expires_at) <= now)) return undefined;
       return { acquired: row.owner === row.wanted, owner: String(row.owner), confirmed: row.confirmed === true, expiresAt: num(row.expires_at) };
     });
   };

@@ -205,6 +205,22 @@ export function describeLedgerConformance(
         expect((await claimOne(req('k1'), T0 + LEASE + 1)).outcome).toBe('in_progress');
         expect((await claimOne(req('k1'), T0 + 3 * LEASE)).outcome).toBe('claimed');
       });
+      it('refuses to renew a lease that already ran out', async () => {
+        const { token } = await claimOne(req('k1'), T0);
+        expect(await ledger.renew([{ key: 'k1', token: token! }], LEASE, T0 + LEASE + 1)).toEqual([false]);
+        expect((await ledger.get('k1'))!.leaseUntil).toBe(T0 + LEASE);
+      });
+
+      it('answers empty batches with empty results', async () => {
+        expect(await ledger.claim([], T0)).toEqual([]);
+        expect(await ledger.complete([], T0)).toEqual([]);
+        expect(await ledger.fail([], T0)).toEqual([]);
+        expect(await ledger.release([], T0)).toEqual([]);
+        expect(await ledger.renew([], LEASE, T0)).toEqual([]);
+        expect(await ledger.windowAcquire([], T0)).toEqual([]);
+        await expect(ledger.windowSettle([], T0)).resolves.toBeUndefined();
+        expect(await ledger.list()).toEqual([]);
+      });
     });
 
     describe('marks', () => {
