@@ -10,7 +10,6 @@
  * lags writes by `searchLagMs`. Statuses follow the SDK's accepted codes exactly: batch upsert
  * 200/207 (never 201), batch create 201/207, batch read 200/207, single create 201.
  */
-import { randomUUID } from 'node:crypto';
 import {
   FakeHttpCore,
   interceptWithNock,
@@ -21,6 +20,9 @@ import {
   type FaultOptions,
   type FakeVendor,
 } from '../../src/testing/fake-http.js';
+import { errorBody, FakeHubSpotCrm, type FakeHubSpotRecord, type FakePropertyDefinition } from './hubspot-fake-crm.js';
+
+export type { FakeHubSpotRecord, FakePropertyDefinition };
 
 export interface FakeHubSpotOptions {
   /** The only bearer token accepted. Default: any non-empty token. */
@@ -45,120 +47,34 @@ export interface FakeHubSpotOptions {
   now?: () => number;
 }
 
-export interface FakeHubSpotRecord {
-  id: string;
-  properties: Record<string, string>;
-  createdAt: string;
-  updatedAt: string;
-  /** Associated record ids by object type, with the association type id. */
-  associations: Record<string, { id: string; typeId: number }[]>;
-}
-
-export interface FakePropertyDefinition {
-  unique?: boolean;
-  type?: string;
-}
-
-interface StoredRecord {
-  id: string;
-  properties: Map<string, string>;
-  createdAt: number;
-  updatedAt: number;
-  associations: Map<string, Map<string, number>>;
-}
-
-interface ObjectStore {
-  properties: Map<string, { unique: boolean; type: string; custom: boolean }>;
-  records: Map<string, StoredRecord>;
-  required: string[];
-}
-
-const BATCH_LIMIT = 100;
-const objectTypeAliases: Record<string, string> = {
-  '0-1': 'contacts', contact: 'contacts', '0-2': 'companies', company: 'companies', '0-3': 'deals', deal: 'deals',
-  '0-46': 'notes', note: 'notes', '0-27': 'tasks', task: 'tasks',
-};
-const objectTypeIds: Record<string, string> = { contacts: '0-1', companies: '0-2', deals: '0-3', notes: '0-46', tasks: '0-27' };
-const singular: Record<string, string> = { contacts: 'contact', companies: 'company', deals: 'deal', notes: 'note', tasks: 'task' };
-// HUBSPOT_DEFINED type ids come in pairs (note->contact 202, contact->note 201, ...).
-const reverseTypeIds: Record<number, number> = {
-  202: 201, 201: 202, 204: 203, 203: 204, 190: 189, 189: 190, 192: 191, 191: 192, 214: 213, 213: 214, 216: 215, 215: 216,
-  1: 2, 2: 1, 3: 4, 4: 3, 5: 6, 6: 5,
-};
-const defaultProperties: Record<string, string[]> = {
-  contacts: ['email', 'firstname', 'lastname', 'lifecyclestage', 'phone', 'company', 'jobtitle', 'website', 'hubspot_owner_id'],
-  companies: ['name', 'domain', 'industry', 'phone', 'city', 'hubspot_owner_id'],
-  deals: ['dealname', 'amount', 'dealstage', 'pipeline', 'closedate', 'hubspot_owner_id'],
-  notes: ['hs_timestamp', 'hs_note_body', 'hubspot_owner_id', 'hs_attachment_ids'],
-  tasks: ['hs_timestamp', 'hs_task_subject', 'hs_task_body', 'hs_task_status', 'hs_task_priority', 'hs_task_type', 'hubspot_owner_id', 'hs_task_reminders'],
-};
-const readOnly = ['hs_object_id', 'createdate', 'lastmodifieddate', 'hs_createdate', 'hs_lastmodifieddate'];
-
-type Body = Record<string, unknown>;
-const asBody = (v: unknown): Body => (v && typeof v === 'object' && !Array.isArray(v) ? (v as Body) : {});
-const asArray = (v: unknown): unknown[] => (Array.isArray(v) ? v : []);
-
-function errorBody(status: number, category: string, message: string, extra: Body = {}): FakeResponse {
-  return { status, body: { status: 'error', message, correlationId: randomUUID(), category, ...extra } };
-}
-
-function propertyError(name: string, error: string, message: string): string {
-  return `Property values were not valid: ${JSON.stringify([{ isValid: false, message, error, name, localizedErrorMessage: message }])}`;
-}
-
 export class FakeHubSpotState implements FakeVendor {
   readonly name = 'hubspot';
-  private readonly stores = new Map<string, ObjectStore>();
-  private nextId = 1000;
+  /** Objects, properties, records and associations. */
+  readonly crm: FakeHubSpotCrm;
+  private readonly options: FakeHubSpotOptions;
   private readonly requestTimes: number[] = [];
   private readonly searchTimes: number[] = [];
   private dailyCount = 0;
   private readonly now: () => number;
 
-  constructor(private readonly options: FakeHubSpotOptions = {}) {
+  constructor(options: FakeHubSpotOptions = {}) {
     this.options = { ...options };
     this.now = options.now ?? Date.now;
-    for (const [type, props] of Object.entries(defaultProperties)) {
-      const store = this.store(type, true)!;
-      for (const p of props) store.properties.set(p, { unique: false, type: 'string', custom: false });
-      if (type === 'notes' || type === 'tasks') store.required.push('hs_timestamp');
-    }
-    this.defineProperty('contacts', 'ai_external_id', { unique: true });
-    this.defineProperty('notes', 'crm_upsert_key');
-    this.defineProperty('tasks', 'crm_upsert_key');
+    this.crm = new FakeHubSpotCrm(this.options);
   }
 
-  private store(objectType: string, create = false): ObjectStore | undefined {
-    const type = objectTypeAliases[objectType] ?? objectType;
-    let s = this.stores.get(type);
-    if (!s && create) {
-      s = { properties: new Map(), records: new Map(), required: [] };
-      for (const p of readOnly) s.properties.set(p, { unique: p === 'hs_object_id', type: 'string', custom: false });
-      this.stores.set(type, s);
-    }
-    return s;
+  defineProperty(objectType: string, name: string, definition: FakePropertyDefinition = {}): void {
+    this.crm.defineProperty(objectType, name, definition);
+  }
+
+  records(objectType: string): FakeHubSpotRecord[] {
+    return this.crm.records(objectType);
   }
 
   /** Midnight in the account's time zone: the daily request count starts again (optionally with a new limit). */
   resetDaily(dailyLimit?: number): void {
     this.dailyCount = 0;
     if (dailyLimit !== undefined) this.options.dailyLimit = dailyLimit;
-  }
-
-  defineProperty(objectType: string, name: string, definition: FakePropertyDefinition = {}): void {
-    this.store(objectType, true)!.properties.set(name, { unique: definition.unique ?? false, type: definition.type ?? 'string', custom: true });
-  }
-
-  records(objectType: string): FakeHubSpotRecord[] {
-    const s = this.store(objectType);
-    if (!s) return [];
-    return [...s.records.values()].map((r) => ({
-      id: r.id,
-      properties: Object.fromEntries(r.properties),
-      createdAt: new Date(r.createdAt).toISOString(),
-      updatedAt: new Date(r.updatedAt).toISOString(),
-      associations: Object.fromEntries([...r.associations].map(([t, m]) => [t, [...m].map(([id, typeId]) => ({ id, typeId }))])),
-    }));
   }
 
   rateLimited(retryAfterSeconds: number): FakeResponse {
@@ -189,7 +105,7 @@ export class FakeHubSpotState implements FakeVendor {
     }
     const limited = this.checkLimits(req);
     if (limited) return limited;
-    const response = this.route(req);
+    const response = this.crm.route(req);
     if (this.options.dailyLimit !== undefined || this.options.tenSecondLimit !== undefined) {
       response.headers = { ...this.limitHeaders(), ...(response.headers ?? {}) };
     }
@@ -239,390 +155,6 @@ export class FakeHubSpotState implements FakeVendor {
     return null;
   }
 
-  private route(req: FakeRequest): FakeResponse {
-    const p = req.path.split('/').filter(Boolean);
-    const body = asBody(req.body);
-    if (p[0] !== 'crm') return errorBody(404, 'OBJECT_NOT_FOUND', `No route for ${req.method} ${req.path}`);
-    if (p[1] === 'v3' && p[2] === 'objects' && p[3]) {
-      const type = p[3];
-      if (req.method === 'POST' && p[4] === 'batch' && p.length === 6) {
-        const inputs = asArray(body.inputs);
-        if (inputs.length > BATCH_LIMIT) {
-          return errorBody(400, 'VALIDATION_ERROR', `Batch input limit exceeded: ${inputs.length} inputs, the maximum is ${BATCH_LIMIT}.`);
-        }
-        if (p[5] === 'upsert') return this.batchUpsert(type, inputs);
-        if (p[5] === 'create') return this.batchCreate(type, inputs);
-        if (p[5] === 'read') return this.batchRead(type, body);
-      }
-      if (req.method === 'POST' && p[4] === 'search' && p.length === 5) return this.search(type, body);
-      if (req.method === 'POST' && p.length === 4) return this.singleCreate(type, body);
-      if (req.method === 'GET' && p.length === 5) return this.getById(type, p[4]!, req.query);
-    }
-    if (p[1] === 'v4' && p[2] === 'associations' && p.length === 7 && p[5] === 'batch' && req.method === 'POST') {
-      if (p[6] === 'read') return this.associationsRead(p[3]!, p[4]!, body);
-      if (p[6] === 'create') return this.associationsCreate(p[3]!, p[4]!, body);
-    }
-    if (p[1] === 'v3' && p[2] === 'properties' && p[3]) {
-      if (req.method === 'GET' && p.length === 4) return this.listProperties(p[3]);
-      if (req.method === 'GET' && p.length === 5) return this.getProperty(p[3], p[4]!);
-      if (req.method === 'POST' && p.length === 4) return this.createProperty(p[3], body);
-    }
-    return errorBody(404, 'OBJECT_NOT_FOUND', `No route for ${req.method} ${req.path}`);
-  }
-
-  private unknownType(type: string): FakeResponse {
-    return errorBody(400, 'VALIDATION_ERROR', `Unable to infer object type from: ${type}`);
-  }
-
-  /** Problems with one input's properties, as HubSpot words them; null when valid. */
-  private invalidProperties(store: ObjectStore, props: Body, creating: boolean): string | null {
-    for (const name of Object.keys(props)) {
-      if (!store.properties.has(name)) return propertyError(name, 'PROPERTY_DOESNT_EXIST', `Property "${name}" does not exist`);
-      if (readOnly.includes(name)) return propertyError(name, 'READ_ONLY_VALUE', `"${name}" is a read only property; its value cannot be set.`);
-      const v = props[name];
-      if (v !== null && typeof v === 'object') return propertyError(name, 'INVALID_OPTION', `${JSON.stringify(v)} is not a valid value for "${name}"`);
-    }
-    if (creating) {
-      for (const name of store.required) {
-        if (props[name] === undefined || props[name] === null || props[name] === '') {
-          return propertyError(name, 'REQUIRED_PROPERTY', `Property "${name}" is required`);
-        }
-      }
-    }
-    return null;
-  }
-
-  private uniqueConflict(type: string, store: ObjectStore, props: Body, selfId: string | null): FakeResponse | null {
-    for (const [name, value] of Object.entries(props)) {
-      if (!store.properties.get(name)?.unique || value === null || value === '') continue;
-      const holder = [...store.records.values()].find((r) => r.properties.get(name) === String(value) && r.id !== selfId);
-      if (holder) {
-        const status = this.options.uniqueConflictStatus ?? 409;
-        return errorBody(status, status === 409 ? 'CONFLICT' : 'VALIDATION_ERROR', `A ${singular[type] ?? type} with ${name}=${String(value)} already exists. Existing ID: ${holder.id}`);
-      }
-    }
-    return null;
-  }
-
-  private write(record: StoredRecord, props: Body, t: number): void {
-    for (const [name, value] of Object.entries(props)) record.properties.set(name, value === null ? '' : String(value));
-    record.properties.set('lastmodifieddate', new Date(t).toISOString());
-    record.updatedAt = t;
-  }
-
-  private newRecord(t: number): StoredRecord {
-    const id = String(this.nextId++);
-    const iso = new Date(t).toISOString();
-    return { id, properties: new Map([['hs_object_id', id], ['createdate', iso], ['lastmodifieddate', iso]]), createdAt: t, updatedAt: t, associations: new Map() };
-  }
-
-  private view(r: StoredRecord, only?: string[]): Body {
-    const base = ['hs_object_id', 'createdate', 'lastmodifieddate'];
-    const props: Record<string, string | null> = {};
-    if (only) {
-      for (const p of [...base, ...only]) props[p] = r.properties.get(p) ?? null;
-    } else {
-      for (const [k, v] of r.properties) props[k] = v;
-    }
-    return { id: r.id, properties: props, createdAt: new Date(r.createdAt).toISOString(), updatedAt: new Date(r.updatedAt).toISOString(), archived: false };
-  }
-
-  private batchEnvelope(results: Body[], errors: Body[], okStatus: number): FakeResponse {
-    const at = new Date(this.now()).toISOString();
-    const body: Body = { status: 'COMPLETE', results, requestedAt: at, startedAt: at, completedAt: at, links: {} };
-    if (errors.length === 0) return { status: okStatus, body };
-    return { status: 207, body: { ...body, numErrors: errors.length, errors } };
-  }
-
-  private batchUpsert(type: string, inputs: unknown[]): FakeResponse {
-    const store = this.store(type);
-    if (!store) return this.unknownType(type);
-    const parsed = inputs.map(asBody);
-    for (const input of parsed) {
-      const idProperty = typeof input.idProperty === 'string' ? input.idProperty : undefined;
-      if (!idProperty || !store.properties.has(idProperty)) {
-        return errorBody(400, 'VALIDATION_ERROR', `Property "${String(idProperty)}" does not exist or is not a unique identifier property for ${type}.`);
-      }
-      if (!store.properties.get(idProperty)!.unique) {
-        return errorBody(400, 'VALIDATION_ERROR', `Property "${idProperty}" is not a unique identifier property; upsert requires a property with hasUniqueValue=true.`);
-      }
-      if (typeof input.id !== 'string' || input.id === '') return errorBody(400, 'VALIDATION_ERROR', 'Each input needs a non-empty id.');
-    }
-    const ids = parsed.map((i) => `${String(i.idProperty)}\u0000${String(i.id)}`);
-    const dupes = [...new Set(ids.filter((id, n) => ids.indexOf(id) !== n))];
-    if (dupes.length > 0 && (this.options.duplicateIdsInBatch ?? 'error') === 'error') {
-      return errorBody(400, 'VALIDATION_ERROR', `Duplicate IDs found in batch input: [${dupes.map((d) => d.split('\u0000')[1]).join(', ')}]. IDs must be unique`);
-    }
-    // Real HubSpot fails the whole upsert batch on one bad property: the engine splits to isolate it.
-    for (const input of parsed) {
-      const problem = this.invalidProperties(store, asBody(input.properties), false);
-      if (problem) return errorBody(400, 'VALIDATION_ERROR', problem);
-    }
-    const t = this.now();
-    const results: Body[] = [];
-    const errors: Body[] = [];
-    for (const input of parsed) {
-      const idProperty = input.idProperty as string;
-      const value = input.id as string;
-      const props = asBody(input.properties);
-      const existing = [...store.records.values()].find((r) => r.properties.get(idProperty) === value);
-      const conflict = this.uniqueConflict(type, store, props, existing?.id ?? '');
-      const trace = typeof input.objectWriteTraceId === 'string' ? input.objectWriteTraceId : undefined;
-      if (conflict || (!existing && this.invalidProperties(store, props, true))) {
-        const message = conflict ? String(asBody(conflict.body).message) : this.invalidProperties(store, props, true)!;
-        errors.push({ status: 'error', category: conflict ? 'CONFLICT' : 'VALIDATION_ERROR', message, context: { ids: [value], ...(trace ? { objectWriteTraceId: [trace] } : {}) }, errors: [], links: {} });
-        continue;
-      }
-      const record = existing ?? this.newRecord(t);
-      this.write(record, { ...props, [idProperty]: value }, t);
-      if (!existing) store.records.set(record.id, record);
-      results.push({ ...this.view(record), new: !existing, ...(trace ? { objectWriteTraceId: trace } : {}) });
-    }
-    return this.batchEnvelope(results, errors, 200);
-  }
-
-  private associate(fromType: string, from: StoredRecord, toType: string, toId: string, typeId: number): string | null {
-    const toStore = this.store(toType);
-    const to = toStore?.records.get(toId);
-    if (!to) return `${singular[toType] ?? toType} ${toId} does not exist`;
-    const a = from.associations.get(toType) ?? new Map<string, number>();
-    a.set(toId, typeId);
-    from.associations.set(toType, a);
-    const b = to.associations.get(fromType) ?? new Map<string, number>();
-    b.set(from.id, reverseTypeIds[typeId] ?? typeId);
-    to.associations.set(fromType, b);
-    return null;
-  }
-
-  /** Validate an input's associations: the HubSpot object type each one points at, or an error. */
-  private checkAssociations(associations: unknown[]): { toType: string; toId: string; typeId: number }[] | string {
-    const out: { toType: string; toId: string; typeId: number }[] = [];
-    for (const a of associations.map(asBody)) {
-      const toId = String(asBody(a.to).id ?? '');
-      const spec = asBody(asArray(a.types)[0]);
-      const typeId = Number(spec.associationTypeId);
-      const toType = [...this.stores.entries()].find(([, s]) => s.records.has(toId))?.[0];
-      if (!toType) return `Association target ${toId} does not exist`;
-      if (!Number.isInteger(typeId) || spec.associationCategory === undefined) return `Invalid association type for target ${toId}`;
-      out.push({ toType, toId, typeId });
-    }
-    return out;
-  }
-
-  private batchCreate(type: string, inputs: unknown[]): FakeResponse {
-    const store = this.store(type);
-    if (!store) return this.unknownType(type);
-    const parsed = inputs.map(asBody);
-    const traces = parsed.map((i) => (typeof i.objectWriteTraceId === 'string' ? i.objectWriteTraceId : undefined));
-    // Partial (207) results only when every input carries a unique trace id; otherwise one bad input fails the call.
-    const traced = traces.every((t) => t !== undefined) && new Set(traces).size === traces.length;
-    const problems = parsed.map((input) => {
-      const props = asBody(input.properties);
-      const invalid = this.invalidProperties(store, props, true);
-      if (invalid) return { category: 'VALIDATION_ERROR', message: invalid };
-      const assoc = this.checkAssociations(asArray(input.associations));
-      if (typeof assoc === 'string') return { category: 'VALIDATION_ERROR', message: assoc };
-      const conflict = this.uniqueConflict(type, store, props, null);
-      if (conflict) return { category: 'CONFLICT', message: String(asBody(conflict.body).message) };
-      return null;
-    });
-    const firstProblem = problems.find((p) => p !== null);
-    if (firstProblem && !traced) return errorBody(400, firstProblem.category, firstProblem.message);
-    const t = this.now();
-    const results: Body[] = [];
-    const errors: Body[] = [];
-    parsed.forEach((input, n) => {
-      const problem = problems[n];
-      if (problem) {
-        errors.push({ status: 'error', category: problem.category, message: problem.message, context: { objectWriteTraceId: [traces[n]!] }, errors: [], links: {} });
-        return;
-      }
-      const record = this.newRecord(t);
-      this.write(record, asBody(input.properties), t);
-      store.records.set(record.id, record);
-      for (const a of this.checkAssociations(asArray(input.associations)) as { toType: string; toId: string; typeId: number }[]) {
-        this.associate(objectTypeAliases[type] ?? type, record, a.toType, a.toId, a.typeId);
-      }
-      results.push({ ...this.view(record), ...(traces[n] ? { objectWriteTraceId: traces[n] } : {}) });
-    });
-    return this.batchEnvelope(results, errors, 201);
-  }
-
-  private singleCreate(type: string, body: Body): FakeResponse {
-    const r = this.batchCreate(type, [{ properties: body.properties, associations: body.associations }]);
-    if (r.status !== 201) return r;
-    return { status: 201, body: asArray(asBody(r.body).results)[0] };
-  }
-
-  private find(store: ObjectStore, id: string, idProperty?: string): StoredRecord | undefined {
-    if (!idProperty || idProperty === 'hs_object_id') return store.records.get(id);
-    return [...store.records.values()].find((r) => r.properties.get(idProperty) === id);
-  }
-
-  private batchRead(type: string, body: Body): FakeResponse {
-    const store = this.store(type);
-    if (!store) return this.unknownType(type);
-    const idProperty = typeof body.idProperty === 'string' ? body.idProperty : undefined;
-    if (idProperty && !store.properties.get(idProperty)?.unique) {
-      return errorBody(400, 'VALIDATION_ERROR', `Property "${idProperty}" is not a unique identifier property for ${type}.`);
-    }
-    const props = asArray(body.properties).map(String);
-    const results: Body[] = [];
-    const missing: string[] = [];
-    for (const input of asArray(body.inputs).map(asBody)) {
-      const id = String(input.id ?? '');
-      const r = this.find(store, id, idProperty);
-      if (r) results.push(this.view(r, props));
-      else missing.push(id);
-    }
-    const errors = missing.length === 0 ? [] : [{
-      status: 'error', category: 'OBJECT_NOT_FOUND', message: `Could not get some ${(singular[objectTypeAliases[type] ?? type] ?? type).toUpperCase()} objects, they may be deleted or not exist. Check that ids are valid.`,
-      context: { ids: missing }, errors: [], links: {},
-    }];
-    return this.batchEnvelope(results, errors, 200);
-  }
-
-  private getById(type: string, id: string, query: URLSearchParams): FakeResponse {
-    const store = this.store(type);
-    if (!store) return this.unknownType(type);
-    const r = this.find(store, id, query.get('idProperty') ?? undefined);
-    if (!r) return errorBody(404, 'OBJECT_NOT_FOUND', 'Object not found.  objectId are usually numeric.');
-    const props = query.getAll('properties').flatMap((p) => p.split(','));
-    const view = this.view(r, props.length > 0 ? props : undefined);
-    const assocTypes = query.getAll('associations').flatMap((p) => p.split(','));
-    if (assocTypes.length > 0) {
-      const associations: Body = {};
-      for (const t of assocTypes) {
-        const toType = objectTypeAliases[t] ?? t;
-        const m = r.associations.get(toType);
-        if (m && m.size > 0) associations[toType] = { results: [...m].map(([aid]) => ({ id: aid, type: `${singular[objectTypeAliases[type] ?? type]}_to_${singular[toType]}` })) };
-      }
-      view.associations = associations;
-    }
-    return { status: 200, body: view };
-  }
-
-  private search(type: string, body: Body): FakeResponse {
-    const store = this.store(type);
-    if (!store) return this.unknownType(type);
-    const visibleBefore = this.now() - (this.options.searchLagMs ?? 0);
-    const groups = asArray(body.filterGroups).map((g) => asArray(asBody(g).filters).map(asBody));
-    const matches = (r: StoredRecord, f: Body): boolean => {
-      const v = r.properties.get(String(f.propertyName));
-      const want = f.value === undefined ? undefined : String(f.value);
-      switch (f.operator) {
-        case 'EQ': return v === want;
-        case 'NEQ': return v !== want;
-        case 'IN': return asArray(f.values).map(String).includes(v ?? '\u0000');
-        case 'NOT_IN': return !asArray(f.values).map(String).includes(v ?? '\u0000');
-        case 'HAS_PROPERTY': return v !== undefined && v !== '';
-        case 'NOT_HAS_PROPERTY': return v === undefined || v === '';
-        case 'CONTAINS_TOKEN': return v !== undefined && want !== undefined && v.toLowerCase().includes(want.replace(/\*/g, '').toLowerCase());
-        default: return false;
-      }
-    };
-    const hits = [...store.records.values()].filter(
-      (r) => r.updatedAt <= visibleBefore && (groups.length === 0 || groups.some((fs) => fs.every((f) => matches(r, f)))),
-    );
-    const limit = Math.min(200, Number(body.limit ?? 10) || 10);
-    const after = Number(body.after ?? 0) || 0;
-    const page = hits.slice(after, after + limit);
-    const props = asArray(body.properties).map(String);
-    const out: Body = { total: hits.length, results: page.map((r) => this.view(r, props)) };
-    if (after + limit < hits.length) out.paging = { next: { after: String(after + limit) } };
-    return { status: 200, body: out };
-  }
-
-  private associationsRead(fromType: string, toType: string, body: Body): FakeResponse {
-    const from = this.store(fromType);
-    const to = objectTypeAliases[toType] ?? toType;
-    if (!from || !this.store(to)) return this.unknownType(from ? toType : fromType);
-    const pageSize = this.options.associationPageSize ?? 500;
-    const results: Body[] = [];
-    const errors: Body[] = [];
-    for (const input of asArray(body.inputs).map(asBody)) {
-      const id = String(input.id ?? '');
-      const all = [...(from.records.get(id)?.associations.get(to) ?? new Map<string, number>())];
-      if (all.length === 0) {
-        errors.push({
-          status: 'error', category: 'OBJECT_NOT_FOUND', subCategory: 'crm.associations.NO_ASSOCIATIONS_FOUND',
-          message: `No ${to} is associated with ${singular[objectTypeAliases[fromType] ?? fromType] ?? fromType} ${id}.`, context: { fromObjectId: [id] }, errors: [], links: {},
-        });
-        continue;
-      }
-      const start = Number(input.after ?? 0) || 0;
-      const page = all.slice(start, start + pageSize);
-      const result: Body = {
-        from: { id },
-        to: page.map(([toId, typeId]) => ({ toObjectId: Number(toId), associationTypes: [{ category: 'HUBSPOT_DEFINED', typeId, label: null }] })),
-      };
-      if (start + pageSize < all.length) result.paging = { next: { after: String(start + pageSize), link: null } };
-      results.push(result);
-    }
-    return this.batchEnvelope(results, errors, 200);
-  }
-
-  private associationsCreate(fromType: string, toType: string, body: Body): FakeResponse {
-    const from = this.store(fromType);
-    const to = objectTypeAliases[toType] ?? toType;
-    if (!from || !this.store(to)) return this.unknownType(from ? toType : fromType);
-    const results: Body[] = [];
-    const errors: Body[] = [];
-    for (const input of asArray(body.inputs).map(asBody)) {
-      const fromId = String(asBody(input.from).id ?? '');
-      const toId = String(asBody(input.to).id ?? '');
-      const typeId = Number(asBody(asArray(input.types)[0]).associationTypeId);
-      const record = from.records.get(fromId);
-      const problem = !record ? `${fromType} ${fromId} does not exist` : this.associate(objectTypeAliases[fromType] ?? fromType, record, to, toId, typeId);
-      if (problem) {
-        errors.push({ status: 'error', category: 'VALIDATION_ERROR', message: problem, context: { fromObjectId: [fromId], toObjectId: [toId] }, errors: [], links: {} });
-        continue;
-      }
-      results.push({
-        fromObjectTypeId: objectTypeIds[objectTypeAliases[fromType] ?? fromType] ?? fromType, fromObjectId: Number(fromId),
-        toObjectTypeId: objectTypeIds[to] ?? to, toObjectId: Number(toId), labels: [],
-      });
-    }
-    return this.batchEnvelope(results, errors, 201);
-  }
-
-  private propertyView(type: string, name: string, p: { unique: boolean; type: string; custom: boolean }): Body {
-    return {
-      name, label: name, type: p.type, fieldType: 'text', groupName: `${singular[objectTypeAliases[type] ?? type] ?? type}information`,
-      hasUniqueValue: p.unique, hubspotDefined: !p.custom, calculated: false, externalOptions: false, formField: false, options: [],
-      modificationMetadata: { archivable: p.custom, readOnlyDefinition: !p.custom, readOnlyValue: readOnly.includes(name) },
-    };
-  }
-
-  private listProperties(type: string): FakeResponse {
-    const store = this.store(type);
-    if (!store) return this.unknownType(type);
-    return { status: 200, body: { results: [...store.properties].map(([name, p]) => this.propertyView(type, name, p)) } };
-  }
-
-  private getProperty(type: string, name: string): FakeResponse {
-    const p = this.store(type)?.properties.get(name);
-    if (!p) return errorBody(404, 'OBJECT_NOT_FOUND', `Unable to find property with name: ${name}`);
-    return { status: 200, body: this.propertyView(type, name, p) };
-  }
-
-  private createProperty(type: string, body: Body): FakeResponse {
-    const store = this.store(type);
-    if (!store) return this.unknownType(type);
-    const name = typeof body.name === 'string' ? body.name : '';
-    if (!/^[a-z][a-z0-9_]*$/.test(name)) return errorBody(400, 'VALIDATION_ERROR', `Invalid property name: "${name}"`);
-    if (!body.label || !body.type || !body.fieldType || !body.groupName) {
-      return errorBody(400, 'VALIDATION_ERROR', 'Property definitions need name, label, type, fieldType and groupName.');
-    }
-    if (store.properties.has(name)) return errorBody(409, 'OBJECT_ALREADY_EXISTS', `Property named '${name}' already exists.`);
-    const unique = body.hasUniqueValue === true;
-    const canonical = objectTypeAliases[type] ?? type;
-    if (unique && (canonical === 'notes' || canonical === 'tasks')) {
-      return errorBody(400, 'VALIDATION_ERROR', `Unique value properties are not supported for ${canonical}.`);
-    }
-    store.properties.set(name, { unique, type: String(body.type), custom: true });
-    return { status: 201, body: this.propertyView(type, name, store.properties.get(name)!) };
-  }
 }
 
 export interface FakeHubSpot {
