@@ -1,0 +1,35 @@
+/**
+ * The short version of bench:calls: our run writes each record once (no duplicates, nothing lost)
+ * at the batch limit of calls, even with lost responses, and the second run makes 0 calls.
+ * Asserts correctness only, never speed.
+ */
+import { describe, expect, it } from 'vitest';
+import { runCallsBench } from '../../bench/calls.js';
+
+interface Run {
+  crm: string;
+  approach: string;
+  calls: number;
+  duplicates: { contacts: number; activities: number };
+  lost: number;
+  secondRunCalls?: number;
+}
+
+describe('bench:calls (short)', () => {
+  it('writes every record once, at ceil(N/batch) calls per object, and replays with 0 calls', async () => {
+    const n = 250;
+    const result = await runCallsBench({ n, lost: 0.05, concurrency: 4, searchLagMs: 1_000, only: ['ours'], seed: 11 });
+    const clean = result.clean as Run[];
+    const faulted = result.withLostResponses as Run[];
+    expect(clean.map((r) => r.crm)).toEqual(['hubspot', 'salesforce']);
+    for (const run of [...clean, ...faulted]) {
+      expect(run.duplicates).toEqual({ contacts: 0, activities: 0 });
+      expect(run.lost).toBe(0);
+    }
+    const [hubspot, salesforce] = clean;
+    expect(hubspot!.calls).toBe(3 * Math.ceil(n / 100));
+    expect(salesforce!.calls).toBe(3 * Math.ceil(n / 200));
+    expect(hubspot!.secondRunCalls).toBe(0);
+    expect(salesforce!.secondRunCalls).toBe(0);
+  });
+});
