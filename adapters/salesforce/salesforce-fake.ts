@@ -14,7 +14,7 @@ import {
   type FaultKind,
   type FaultOptions,
 } from '../../src/testing/fake-http.js';
-import { soqlUnquote } from './soql.js';
+import { parseSoqlSelect } from './soql.js';
 
 export type FakeFieldType = 'id' | 'string' | 'email' | 'phone' | 'date' | 'picklist' | 'textarea' | 'reference';
 
@@ -289,57 +289,21 @@ export function fakeSalesforce(options: FakeSalesforceOptions = {}): FakeSalesfo
   }
 
   function soqlQuery(q: string | null): FakeResponse {
-    const malformed = (why: string) => wire(400, 'MALFORMED_QUERY', `unexpected token: ${why}`);
-    if (!q) return malformed('empty query');
-    const head = /^\s*SELECT\s+([\w\s,]+?)\s+FROM\s+(\w+)/i.exec(q);
-    if (!head) return malformed(q.slice(0, 40));
-    const selected = head[1]!.split(',').map((f) => f.trim());
-    const s = sobjects.get(head[2]!);
-    if (!s) return wire(400, 'INVALID_TYPE', `sObject type '${head[2]}' is not supported.`);
-    if (selected.some((f) => !f)) return malformed(',');
-    for (const f of selected) if (!s.fields.has(f)) return wire(400, 'INVALID_FIELD', `No such column '${f}' on entity '${s.name}'.`);
-    let rest = q.slice(head[0].length);
-    let filter: { field: FieldDef; values: string[] } | undefined;
-    const where = /^\s+WHERE\s+(\w+)\s*(=|IN\b)\s*/i.exec(rest);
-    if (where) {
-      const field = s.fields.get(where[1]!);
-      if (!field) return wire(400, 'INVALID_FIELD', `No such column '${where[1]}' on entity '${s.name}'.`);
-      let i = where[0].length;
-      const values: string[] = [];
-      if (where[2] === '=') {
-        const lit = soqlUnquote(rest, i);
-        if (!lit) return malformed(rest.slice(i, i + 20));
-        values.push(lit.value);
-        i = lit.end;
-      } else {
-        if (rest[i] !== '(') return malformed(rest.slice(i, i + 20));
-        i += 1;
-        for (;;) {
-          while (rest[i] === ' ') i += 1;
-          const lit = soqlUnquote(rest, i);
-          if (!lit) return malformed(rest.slice(i, i + 20));
-          values.push(lit.value);
-          i = lit.end;
-          while (rest[i] === ' ') i += 1;
-          if (rest[i] === ',') i += 1;
-          else if (rest[i] === ')') {
-            i += 1;
-            break;
-          } else return malformed(rest.slice(i, i + 20));
-        }
-      }
-      filter = { field, values };
-      rest = rest.slice(i);
-    } else if (/^\s+WHERE\b/i.test(rest)) return malformed(rest.slice(0, 40));
-    const tail = /^\s*(?:LIMIT\s+(\d+))?\s*$/i.exec(rest);
-    if (!tail) return malformed(rest.trim().slice(0, 40));
+    const parsed = parseSoqlSelect(q ?? '');
+    if ('malformed' in parsed) return wire(400, 'MALFORMED_QUERY', `unexpected token: ${parsed.malformed}`);
+    const s = sobjects.get(parsed.sobject);
+    if (!s) return wire(400, 'INVALID_TYPE', `sObject type '${parsed.sobject}' is not supported.`);
+    for (const f of [...parsed.fields, ...(parsed.where ? [parsed.where.field] : [])]) {
+      if (!s.fields.has(f)) return wire(400, 'INVALID_FIELD', `No such column '${f}' on entity '${s.name}'.`);
+    }
     // SOQL compares text case-insensitively, whatever the field's uniqueness setting.
-    const wanted = filter ? new Set(filter.values.map((v) => v.toLowerCase())) : undefined;
-    let rows = [...s.records.values()].filter((r) => !filter || (typeof r[filter.field.name] === 'string' && wanted!.has(String(r[filter.field.name]).toLowerCase())));
-    if (tail[1] !== undefined) rows = rows.slice(0, Number(tail[1]));
+    const where = parsed.where;
+    const wanted = new Set(where?.values.map((v) => v.toLowerCase()));
+    let rows = [...s.records.values()].filter((r) => !where || (typeof r[where.field] === 'string' && wanted.has(String(r[where.field]).toLowerCase())));
+    if (parsed.limit !== undefined) rows = rows.slice(0, parsed.limit);
     const records = rows.map((r) => {
       const out: Record<string, unknown> = { attributes: { type: s.name, url: `/services/data/v60.0/sobjects/${s.name}/${r.Id}` } };
-      for (const f of selected) out[f] = r[f] ?? null;
+      for (const f of parsed.fields) out[f] = r[f] ?? null;
       return out;
     });
     return { status: 200, body: { totalSize: records.length, done: true, records } };

@@ -294,7 +294,7 @@ describe('salesforceAdapter with an injected connection', () => {
         return [420, [{ errorCode: 'ERROR_HTTP_420', message: 'org locked' }], { 'content-type': 'application/json' }];
       });
     try {
-      const adapter = salesforceAdapter({ connection: new Connection({ instanceUrl: origin, accessToken: 'x-token', version: '60.0' }) as unknown as SalesforceConnection, objects });
+      const adapter = salesforceAdapter({ connection: new Connection({ instanceUrl: origin, accessToken: 'x-token', version: '60.0' }), objects });
       await expect(adapter.findActivities('task', [act('k', 'p')])).rejects.toBeInstanceOf(CrmError);
       expect(hits).toBe(1);
       expect(adapter.apiCalls()).toBe(1);

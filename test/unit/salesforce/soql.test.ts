@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { isApiName, soqlIn, soqlQuote, soqlUnquote } from '../../../adapters/salesforce/soql.js';
+import { isApiName, parseSoqlSelect, soqlIn, soqlQuote, soqlUnquote } from '../../../adapters/salesforce/soql.js';
 
 describe('soqlQuote', () => {
   it.each([
@@ -57,5 +57,30 @@ describe('isApiName', () => {
     ['', false],
   ])('judges %j as %s', (name, ok) => {
     expect(isApiName(name)).toBe(ok);
+  });
+});
+
+describe('parseSoqlSelect', () => {
+  it.each([
+    ['SELECT Id FROM Contact', { fields: ['Id'], sobject: 'Contact' }],
+    ["SELECT Id, AI_External_Id__c FROM Contact WHERE AI_External_Id__c IN ('a', 'b\\'c','d\\\\')", { fields: ['Id', 'AI_External_Id__c'], sobject: 'Contact', where: { field: 'AI_External_Id__c', values: ['a', "b'c", 'd\\'] } }],
+    ["select Id from Task where Key__c = 'x' limit 1", { fields: ['Id'], sobject: 'Task', where: { field: 'Key__c', values: ['x'] }, limit: 1 }],
+    [`SELECT Id FROM Contact WHERE E__c IN (${soqlQuote("') OR Id != ('")})`, { fields: ['Id'], sobject: 'Contact', where: { field: 'E__c', values: ["') OR Id != ('"] } }],
+  ])('parses %j', (q, expected) => {
+    expect(parseSoqlSelect(q)).toEqual(expected);
+  });
+
+  it.each([
+    '',
+    'SELECT FROM Contact',
+    'SELECT Id, FROM Contact',
+    "SELECT Id FROM Contact WHERE Name LIKE 'a%'",
+    "SELECT Id FROM Contact WHERE Name IN ('a'",
+    "SELECT Id FROM Contact WHERE Name IN ('a' 'b')",
+    "SELECT Id FROM Contact WHERE Name = 'a' OR Id != null",
+    'SELECT Id FROM Contact WHERE',
+    'SELECT Id FROM Contact ORDER BY Name',
+  ])('calls %j malformed', (q) => {
+    expect(parseSoqlSelect(q)).toHaveProperty('malformed');
   });
 });
