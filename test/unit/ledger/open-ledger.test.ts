@@ -1,5 +1,4 @@
-import { readFileSync } from 'node:fs';
-import { mkdtempSync, rmSync, existsSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -82,11 +81,15 @@ describe('openLedger', () => {
     expect(() => openLedger('sqlite:')).toThrow(ConfigError);
   });
 
-  it('reports a backend that cannot open as a LedgerError without the password', async () => {
-    const ledger = openLedger('postgres://app:hunter22@127.0.0.1:1/none?connect_timeout=1');
+  it.each([
+    'postgres://app:hunter22@127.0.0.1:1/none?connect_timeout=1',
+    'redis://:hunter22@127.0.0.1:1/0',
+  ])('reports an unreachable %s as a LedgerError without the password', async (url) => {
+    const ledger = openLedger(url);
     const error = await ledger.get('k').catch((err: unknown) => err);
     expect(error).toBeInstanceOf(LedgerError);
     expect(String((error as Error).message)).not.toContain('hunter22');
+    expect(JSON.stringify(error)).not.toContain('hunter22');
     await ledger.close();
   });
 });
