@@ -97,4 +97,20 @@ describe('hubspotAdapter wire shape (nock)', () => {
     expect(notes.body).toEqual({ inputs: [{ id: '701' }, { id: '702' }], properties: ['crm_upsert_key'], propertiesWithHistory: [] });
     expect(found).toEqual(new Map([['n1', '702']]));
   });
+
+  it('classifies a response without a Content-Type as transient and ambiguous', async () => {
+    nock(ORIGIN).post('/crm/v3/objects/contacts/batch/upsert').reply(200, 'OK');
+    const a = adapter();
+    const err = await a.upsertRecords('contact', [{ key: 'k1', object: 'contact', externalId: 'A', fields: {} }]).catch((e: unknown) => e);
+    expect(a.classifyError(err)).toMatchObject({ kind: 'transient', ambiguous: true, vendorCode: 'NO_CONTENT_TYPE' });
+  });
+
+  it('paces requests with the rateLimit option', async () => {
+    nock(ORIGIN).post('/crm/v3/objects/contacts/batch/upsert').times(3).reply(200, envelope([{ id: '1', new: true, properties: { ai_external_id: 'A' }, objectWriteTraceId: '0', createdAt: at, updatedAt: at }]));
+    const a = hubspotAdapter({ accessToken: TOKEN, objects, rateLimit: { points: 2, durationMs: 400 } });
+    const started = Date.now();
+    for (let i = 0; i < 3; i++) await a.upsertRecords('contact', [{ key: 'k1', object: 'contact', externalId: 'A', fields: {} }]);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(380);
+    expect(a.apiCalls()).toBe(3);
+  });
 });
