@@ -74,7 +74,9 @@ export class ReportBuilder {
   }
 
   toJSON(apiCalls: number): Report {
-    return { counts: { ...this.counts }, apiCalls, problems: this.problems, ...(this.omitted > 0 ? { problemsOmitted: this.omitted } : {}) };
+    // Lines rejected while reading are recorded before the engine's outcomes of earlier lines.
+    const problems = [...this.problems].sort((a, b) => a.line - b.line);
+    return { counts: { ...this.counts }, apiCalls, problems, ...(this.omitted > 0 ? { problemsOmitted: this.omitted } : {}) };
   }
 }
 
