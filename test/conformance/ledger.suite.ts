@@ -81,6 +81,16 @@ export function describeLedgerConformance(
         expect(r.entry).toMatchObject({ status: 'in_progress', token: 2, attempts: 2, leaseUntil: T0 + LEASE + 1 + 1000, createdAt: T0, updatedAt: T0 + LEASE + 1 });
       });
 
+      it('counts lease and retention ends as reached at exactly leaseUntil and expiresAt', async () => {
+        await claimOne(req('k1'), T0);
+        expect((await claimOne(req('k1'), T0 + LEASE - 1)).outcome).toBe('in_progress');
+        const taken = await claimOne(req('k1'), T0 + LEASE);
+        expect(taken).toMatchObject({ outcome: 'claimed', token: 2 });
+        await ledger.complete([{ key: 'k1', token: 2, result: 'ok', retentionMs: 1000 }], T0 + LEASE);
+        expect(await ledger.prune(T0 + LEASE + 999)).toBe(0);
+        expect(await ledger.prune(T0 + LEASE + 1000)).toBe(1);
+      });
+
       it('reports a failed key as failed unless retryFailed is set', async () => {
         const { token } = await claimOne(req('k1'), T0);
         expect(await ledger.fail([{ key: 'k1', token: token!, error: { code: 'CRM', message: 'boom' } }], T0 + 1)).toEqual([true]);
