@@ -1,0 +1,58 @@
+/**
+ * One chaos worker process: createSync + hubspotAdapter(basePath) + the Postgres ledger over its
+ * share of the action list (a JSON file), in chunks. Failed and in-flight actions are retried in
+ * later rounds (bounded), as `crm-upsert retry-failed` would. Prints JSON lines to stdout:
+ * `{"type":"progress","done":n}` after each chunk, `{"type":"done",...}` at the end.
+ *
+ * Environment: CHAOS_BASE_PATH, CHAOS_LEDGER_URL, CHAOS_TABLE_PREFIX, CHAOS_SHARE (file),
+ * CHAOS_LEASE_MS, CHAOS_CHUNK, CHAOS_TOKEN.
+ */
+import { readFileSync } from 'node:fs';
+import { hubspotAdapter } from '../adapters/hubspot/index.js';
+import { createSync, type OutcomeStatus } from '../src/engine.js';
+import { openLedger } from '../src/ledger/index.js';
+import { unlimitedRateBudget } from '../src/rate-budget.js';
+import { hubspotObjects } from './lib.js';
+
+const env = (name: string): string => {
+  const v = process.env[name];
+  if (!v) throw new Error(`${name} is not set`);
+  return v;
+};
+
+const DONE = new Set<OutcomeStatus>(['created', 'updated', 'unchanged', 'replayed', 'suppressed']);
+const MAX_ROUNDS = 40;
+const ROUND_PAUSE_MS = 500;
+
+const share = JSON.parse(readFileSync(env('CHAOS_SHARE'), 'utf8')) as unknown[];
+const chunk = Number(process.env.CHAOS_CHUNK ?? 200);
+const sync = createSync({
+  adapter: hubspotAdapter({ accessToken: env('CHAOS_TOKEN'), basePath: env('CHAOS_BASE_PATH'), objects: hubspotObjects, rateBudget: unlimitedRateBudget }),
+  ledger: openLedger(env('CHAOS_LEDGER_URL'), { tablePrefix: env('CHAOS_TABLE_PREFIX') }),
+  leaseMs: Number(process.env.CHAOS_LEASE_MS ?? 3_000),
+  retry: { minTimeoutMs: 100, maxTimeoutMs: 2_000 },
+});
+
+const say = (line: Record<string, unknown>) => process.stdout.write(`${JSON.stringify(line)}\n`);
+const counts: Record<string, number> = {};
+let pending = share;
+let done = 0;
+let rounds = 0;
+for (; rounds < MAX_ROUNDS && pending.length > 0; rounds++) {
+  if (rounds > 0) await new Promise((r) => setTimeout(r, ROUND_PAUSE_MS));
+  const again: unknown[] = [];
+  for (let i = 0; i < pending.length; i += chunk) {
+    const part = pending.slice(i, i + chunk);
+    const outcomes = await sync.applyMany(part);
+    outcomes.forEach((o, j) => {
+      counts[o.status] = (counts[o.status] ?? 0) + 1;
+      if (DONE.has(o.status)) done += 1;
+      else again.push(part[j]);
+    });
+    say({ type: 'progress', done });
+  }
+  pending = again;
+}
+await sync.close();
+say({ type: 'done', done, left: pending.length, rounds, counts });
+process.exit(0);

@@ -1,0 +1,197 @@
+/**
+ * bench:replay — the cost of a repeat. N already-completed actions go through `applyMany` (chunks
+ * of 1,000) and come back `replayed`, next to a bare driver loop doing one primary-key read per
+ * action on the same store, in the same run (passes interleaved, median reported). Also counts
+ * ledger round trips through a counting proxy: one claim per applyMany, one completion per
+ * adapter batch while writing; one claim per applyMany and nothing else while replaying.
+ *
+ *   npm run bench:replay                       N = 100,000, sqlite + postgres + redis
+ *   npm run bench:replay -- --n=20000 --only=sqlite
+ */
+import Database from 'better-sqlite3';
+import type { ActivityWrite, CrmAdapter, RecordWrite, WriteResult } from '../src/adapter.js';
+import { createSync } from '../src/engine.js';
+import { CrmError } from '../src/errors.js';
+import { openLedger } from '../src/ledger/index.js';
+import { countingLedger, isMain, main, numberArg, round, tempDir } from './lib.js';
+
+const CHUNK = 1_000;
+const MAX_BATCH = 100;
+
+/** An in-process CRM that accepts everything: the bench measures the ledger, not HTTP. */
+function acceptingAdapter(): CrmAdapter & { batches(): number } {
+  let calls = 0;
+  const ok = (writes: (RecordWrite | ActivityWrite)[]): WriteResult[] => writes.map((w) => ({ ok: true, recordId: `r-${w.key.slice(-12)}`, created: true }));
+  return {
+    name: 'bench',
+    capabilities: { maxBatch: MAX_BATCH, nativeActivityUpsert: true },
+    objects: { contact: { kind: 'record', fields: ['email', 'firstname'] } },
+    upsertRecords: async (_object, writes) => ((calls += 1), ok(writes)),
+    createActivities: async (_object, writes) => ((calls += 1), ok(writes)),
+    findActivities: async () => new Map(),
+    classifyError: (err) => (err instanceof CrmError ? err : new CrmError(String(err), { vendor: 'bench', kind: 'permanent' })),
+    apiCalls: () => calls,
+    batches: () => calls,
+  };
+}
+
+const action = (i: number) => ({ source: 'bench', eventId: `evt-${i}`, op: 'upsert', object: 'contact', externalId: `c-${i}`, fields: { email: `c${i}@bench.example`, firstname: `F${i}` } });
+
+interface Backend {
+  name: string;
+  url: string;
+  options: Parameters<typeof openLedger>[1];
+  /** One primary-key read per key, with the store's own driver; returns rows found. */
+  bareReads(keys: string[]): Promise<number>;
+  cleanup(): Promise<void>;
+}
+
+async function sqliteBackend(): Promise<Backend> {
+  const dir = tempDir('replay');
+  const file = `${dir.path}/ledger.db`;
+  let db: Database.Database | undefined;
+  return {
+    name: 'sqlite', url: `sqlite:${file}`, options: {},
+    async bareReads(keys) {
+      db ??= new Database(file, { readonly: true });
+      const get = db.prepare('SELECT * FROM entries WHERE key = ?');
+      let found = 0;
+      for (const k of keys) if (get.get(k)) found += 1;
+      return found;
+    },
+    async cleanup() {
+      db?.close();
+      dir.remove();
+    },
+  };
+}
+
+async function postgresBackend(url: string): Promise<Backend> {
+  const pg = (await import('pg')).default;
+  const prefix = `bench_${process.pid.toString(36)}${Date.now().toString(36)}_`;
+  const pool = new pg.Pool({ connectionString: url, max: 1 });
+  return {
+    name: 'postgres', url, options: { tablePrefix: prefix },
+    async bareReads(keys) {
+      let found = 0;
+      for (const k of keys) if ((await pool.query({ name: 'bare-read', text: `SELECT * FROM "${prefix}entries" WHERE key = $1`, values: [k] })).rowCount) found += 1;
+      return found;
+    },
+    async cleanup() {
+      await pool.query(['entries', 'marks', 'windows', 'schema_version'].map((t) => `DROP TABLE IF EXISTS "${prefix}${t}";`).join(''));
+      await pool.end();
+    },
+  };
+}
+
+async function redisBackend(url: string): Promise<Backend> {
+  const { Redis } = await import('ioredis');
+  const prefix = `{bench-${process.pid.toString(36)}${Date.now().toString(36)}}:`;
+  const client = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 1 });
+  await client.connect();
+  return {
+    name: 'redis', url, options: { keyPrefix: prefix },
+    async bareReads(keys) {
+      let found = 0;
+      for (const k of keys) if ((await client.hmget(`${prefix}e:${k}`, 'st'))[0] !== null) found += 1;
+      return found;
+    },
+    async cleanup() {
+      let cursor = '0';
+      do {
+        const [next, batch] = await client.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 5_000);
+        if (batch.length > 0) await client.del(...batch);
+        cursor = next;
+      } while (cursor !== '0');
+      client.disconnect();
+    },
+  };
+}
+
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+
+export interface ReplayOptions {
+  n: number;
+  /** Keys read by the bare loop per pass (round-trip stores are slow one key at a time). */
+  bareSample?: number;
+  passes?: number;
+}
+
+export async function replayBackend(backend: Backend, o: ReplayOptions): Promise<Record<string, unknown>> {
+  const counted = countingLedger(openLedger(backend.url, backend.options));
+  const adapter = acceptingAdapter();
+  const sync = createSync({ adapter, ledger: counted.ledger });
+  const actions = Array.from({ length: o.n }, (_, i) => action(i));
+  const chunks: unknown[][] = [];
+  for (let i = 0; i < actions.length; i += CHUNK) chunks.push(actions.slice(i, i + CHUNK));
+  try {
+    // Seed: every action written once (this is the first run).
+    const t0 = performance.now();
+    const keys: string[] = [];
+    for (const chunk of chunks) {
+      for (const out of await sync.applyMany(chunk)) {
+        if (out.status !== 'created') throw new Error(`seed: ${out.key} ended ${out.status}`);
+        keys.push(out.key);
+      }
+    }
+    const firstRun = { seconds: round((performance.now() - t0) / 1000, 2), applyManyCalls: chunks.length, adapterBatches: adapter.batches(), ledgerCalls: { ...counted.calls } };
+    const perBatch = {
+      claimsPerApplyMany: round((counted.calls.claim ?? 0) / chunks.length, 3),
+      completesPerAdapterBatch: round((counted.calls.complete ?? 0) / adapter.batches(), 3),
+    };
+
+    const passes = o.passes ?? 3;
+    const bareSample = Math.min(o.bareSample ?? o.n, o.n);
+    const ours: number[] = [];
+    const bare: number[] = [];
+    let replayCalls: Record<string, number> = {};
+    for (let p = 0; p < passes; p++) {
+      counted.reset();
+      const s = performance.now();
+      for (const chunk of chunks) {
+        for (const out of await sync.applyMany(chunk)) if (out.status !== 'replayed') throw new Error(`replay: ${out.key} ended ${out.status}`);
+      }
+      ours.push(o.n / ((performance.now() - s) / 1000));
+      replayCalls = { ...counted.calls };
+      const b = performance.now();
+      const found = await backend.bareReads(keys.slice(0, bareSample));
+      if (found !== bareSample) throw new Error(`bare loop found ${found} of ${bareSample}`);
+      bare.push(bareSample / ((performance.now() - b) / 1000));
+    }
+    const oursRate = median(ours);
+    const bareRate = median(bare);
+    return {
+      backend: backend.name,
+      replayedPerSecond: Math.round(oursRate),
+      bareReadsPerSecond: Math.round(bareRate),
+      slowdownVsBare: round(bareRate / oursRate, 2),
+      passes: { ours: ours.map(Math.round), bare: bare.map(Math.round), bareSample },
+      roundTrips: { ...perBatch, replayPerApplyMany: Object.fromEntries(Object.entries(replayCalls).map(([k, v]) => [k, round(v / chunks.length, 3)])) },
+      firstRun,
+      adapterCallsDuringReplay: adapter.apiCalls() - firstRun.adapterBatches,
+    };
+  } finally {
+    await sync.close();
+    await backend.cleanup();
+  }
+}
+
+export async function runReplayBench(o: ReplayOptions & { only?: string[]; postgresUrl?: string; redisUrl?: string }): Promise<Record<string, unknown>> {
+  const results: Record<string, unknown>[] = [];
+  const wanted = (name: string) => !o.only || o.only.includes(name);
+  if (wanted('sqlite')) results.push(await replayBackend(await sqliteBackend(), o));
+  if (wanted('postgres')) {
+    const url = o.postgresUrl ?? process.env.TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+    results.push(await replayBackend(await postgresBackend(url), { ...o, bareSample: o.bareSample ?? 20_000 }).catch((err: unknown) => ({ backend: 'postgres', error: String(err) })));
+  }
+  if (wanted('redis')) {
+    const url = o.redisUrl ?? process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
+    results.push(await replayBackend(await redisBackend(url), { ...o, bareSample: o.bareSample ?? 20_000 }).catch((err: unknown) => ({ backend: 'redis', error: String(err) })));
+  }
+  return { bench: 'replay', n: o.n, chunk: CHUNK, adapterMaxBatch: MAX_BATCH, results };
+}
+
+if (isMain(import.meta.url)) {
+  const only = process.argv.find((a) => a.startsWith('--only='))?.slice('--only='.length).split(',');
+  await main(() => runReplayBench({ n: numberArg('n', 100_000), passes: numberArg('passes', 3), ...(only ? { only } : {}) }));
+}
