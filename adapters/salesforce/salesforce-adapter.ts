@@ -58,6 +58,8 @@ export function salesforceAdapter(options: SalesforceAdapterOptions): Salesforce
     (new Connection({ instanceUrl: opts.instanceUrl, accessToken: opts.accessToken, version: opts.apiVersion }) as unknown as SalesforceConnection);
   registerSecret(opts.accessToken);
   registerSecret(conn.accessToken ?? undefined);
+  // An injected connection with OAuth2 refresh gets new tokens over time: keep redacting them.
+  conn.on?.('refresh', (token) => registerSecret(token));
   const base = `/services/data/v${opts.apiVersion}`;
   let calls = 0;
 

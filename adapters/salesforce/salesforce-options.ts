@@ -21,6 +21,8 @@ export interface SalesforceConnection {
   /** Parsed by jsforce from `Sforce-Limit-Info: api-usage=N/M` after each response. */
   limitInfo?: { apiUsage?: { used: number; limit: number } };
   request<R = unknown>(request: SalesforceHttpRequest, options?: object): Promise<R>;
+  /** jsforce emits `refresh` with the new access token when it refreshes the session. */
+  on?(event: 'refresh', listener: (accessToken: string) => void): unknown;
 }
 
 export interface SalesforceHttpRequest {

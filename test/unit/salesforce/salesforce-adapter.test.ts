@@ -283,6 +283,15 @@ describe('salesforceAdapter with an injected connection', () => {
     expect(adapter.apiCalls()).toBe(1);
   });
 
+  it('redacts a token the injected connection obtains later by refreshing', () => {
+    const conn = new Connection({ instanceUrl: 'https://refresh.my.salesforce.com', accessToken: 'first-token-1234', version: '60.0' });
+    const adapter = salesforceAdapter({ connection: conn, objects });
+    conn.emit('refresh', 'refreshed-token-5678', {});
+    const err = adapter.classifyError(Object.assign(new Error('session refreshed-token-5678 rejected'), { errorCode: 'INVALID_SESSION_ID' }));
+    expect(err.message).not.toContain('refreshed-token-5678');
+    expect(adapter.classifyError(new Error('first-token-1234')).message).not.toContain('first-token-1234');
+  });
+
   it('turns every retry off, a 420 included', async () => {
     const origin = 'https://retry420.my.salesforce.com';
     let hits = 0;
