@@ -47,7 +47,6 @@ interface AssociationPage {
 }
 
 type RecordConfig = Extract<HubSpotObjectConfig, { kind: 'record' }>;
-type ActivityConfig = Extract<HubSpotObjectConfig, { kind: 'activity' }>;
 
 const READ_CHUNK = 100;
 
@@ -143,11 +142,6 @@ export function hubspotAdapter(options: HubSpotAdapterOptions): CrmAdapter {
       vendor: 'hubspot', kind: CrmErrorKind.permanent, vendorCode: 'PARENT_NOT_FOUND',
     });
 
-  const associationTypeId = (c: ActivityConfig, w: ActivityWrite): number => {
-    const id = c.parents[w.parent.object];
-    if (id === undefined) throw new CrmError(`${w.parent.object} is not a configured parent of ${w.object}`, { vendor: 'hubspot', kind: CrmErrorKind.permanent });
-    return id;
-  };
 
   return {
     name: 'hubspot',
@@ -165,11 +159,16 @@ export function hubspotAdapter(options: HubSpotAdapterOptions): CrmAdapter {
     async createActivities(object: string, writes: ActivityWrite[]): Promise<WriteResult[]> {
       const c = config(object, 'activity');
       if (writes.length === 0) return [];
-      const parents = await resolveParents(writes);
+      const parents = await resolveParents(writes.filter((w) => c.parents[w.parent.object] !== undefined));
       const out: (WriteResult | undefined)[] = writes.map(() => undefined);
       const pending: number[] = [];
       const inputs: CreateInput[] = [];
       writes.forEach((w, i) => {
+        const associationTypeId = c.parents[w.parent.object];
+        if (associationTypeId === undefined) {
+          out[i] = { ok: false, error: new CrmError(`${w.parent.object} is not a configured parent of ${object}`, { vendor: 'hubspot', kind: CrmErrorKind.permanent }) };
+          return;
+        }
         const parentId = parents.get(`${w.parent.object}\u0000${w.parent.externalId}`);
         if (!parentId) {
           out[i] = { ok: false, error: parentMissing(w, config(w.parent.object, 'record')) };
@@ -178,7 +177,7 @@ export function hubspotAdapter(options: HubSpotAdapterOptions): CrmAdapter {
         pending.push(i);
         inputs.push({
           properties: { ...stringify(w.fields), [c.keyProperty]: w.key },
-          associations: [{ to: { id: parentId }, types: [{ associationCategory: 'HUBSPOT_DEFINED', associationTypeId: associationTypeId(c, w) }] }],
+          associations: [{ to: { id: parentId }, types: [{ associationCategory: 'HUBSPOT_DEFINED', associationTypeId }] }],
           objectWriteTraceId: String(inputs.length),
         });
       });
@@ -196,7 +195,7 @@ export function hubspotAdapter(options: HubSpotAdapterOptions): CrmAdapter {
       const c = config(object, 'activity');
       const found = new Map<string, string>();
       if (writes.length === 0) return found;
-      const parents = await resolveParents(writes);
+      const parents = await resolveParents(writes.filter((w) => c.parents[w.parent.object] !== undefined));
       const candidates = new Set<string>();
       const byParentObject = new Map<string, Set<string>>();
       for (const w of writes) {

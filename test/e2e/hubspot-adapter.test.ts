@@ -70,6 +70,15 @@ describe.each(fronts)('hubspotAdapter over %s (real @hubspot/api-client)', (fron
     expect(notes.find((n) => n.properties.crm_upsert_key === 'n1')!.associations).toEqual({ contacts: [{ id: contacts.get('C-1'), typeId: 202 }] });
   });
 
+  it('fails an input whose parent object is not configured for it, and writes the rest', async () => {
+    h = await harness(front);
+    await h.adapter.upsertRecords('contact', [contact(1)]);
+    const results = await h.adapter.createActivities('note', [note('n1', 'C-1'), { ...note('n2', 'C-1'), parent: { object: 'company', externalId: 'X' } }]);
+    expect(results.map((r) => r.ok)).toEqual([true, false]);
+    expect(!results[1]!.ok && results[1]!.error.message).toContain('company is not a configured parent of note');
+    expect(h.fake.records('notes')).toHaveLength(1);
+  });
+
   it('skips the create call when no parent exists', async () => {
     h = await harness(front);
     const results = await h.adapter.createActivities('note', [note('n1', 'C-404')]);
