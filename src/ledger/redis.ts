@@ -263,7 +263,12 @@ export function redisLedger(options: RedisLedgerOptions): LedgerBackend {
       const fn = (client as unknown as Record<ScriptName, (...a: (string | number)[]) => Promise<Reply>>)[name];
       return await fn.call(client, idx, luaPrefix, ...args);
     } catch (err) {
-      throw new LedgerError(`redis ledger ${what} failed: ${(err as Error).message}`, { cause: err });
+      const message = (err as Error).message;
+      // A Redis-compatible store without Lua cannot make a claim atomic: refuse rather than degrade.
+      if (/unknown command .*eval/i.test(message)) {
+        throw new LedgerError('this Redis does not run Lua scripts (EVALSHA); the ledger needs them for atomic claims', { cause: err });
+      }
+      throw new LedgerError(`redis ledger ${what} failed: ${message}`, { cause: err });
     }
   };
   const batch = async (what: string, name: ScriptName, now: number, items: unknown[], ...extra: (string | number)[]) =>

@@ -4,7 +4,7 @@ import { redisLedger } from '../../src/ledger/redis.js';
 import { REDIS_URL, requireService, runId } from '../helpers/services.js';
 import { describeLedgerConformance, describeMultiProcessClaims } from './ledger.suite.js';
 
-const client = await requireService('redis', async () => {
+const client = await requireService(`redis at ${REDIS_URL}`, async () => {
   const c = new Redis(REDIS_URL, { lazyConnect: true, maxRetriesPerRequest: 0, connectTimeout: 3000 });
   c.on('error', () => undefined);
   try {

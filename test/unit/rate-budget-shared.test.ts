@@ -5,7 +5,7 @@ import { ConfigError } from '../../src/errors.js';
 import { sharedRateBudget, type SharedRateBudget } from '../../src/rate-budget-shared.js';
 import { POSTGRES_URLS, REDIS_URL, requireService, runId } from '../helpers/services.js';
 
-const redisUp = await requireService('redis', async () => {
+const redisUp = await requireService(`redis at ${REDIS_URL}`, async () => {
   const c = new Redis(REDIS_URL, { lazyConnect: true, maxRetriesPerRequest: 0, connectTimeout: 3000 });
   c.on('error', () => undefined);
   try {
