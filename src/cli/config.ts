@@ -102,12 +102,3 @@ export function openLedgerOrExit(url: string): LedgerBackend {
     throw err;
   }
 }
-
-/** A positive integer flag value, or a UsageError naming the flag. */
-export function positiveInt(flag: string) {
-  return (value: string): number => {
-    const n = Number(value);
-    if (!Number.isInteger(n) || n <= 0) throw new UsageError(`${flag} must be a positive integer, got "${value}"`);
-    return n;
-  };
-}
