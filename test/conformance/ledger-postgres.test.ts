@@ -1,6 +1,6 @@
 import pg from 'pg';
-import { afterAll } from 'vitest';
-import { postgresLedger } from '../../src/ledger/postgres.js';
+import { afterAll, describe, expect, it } from 'vitest';
+import { migrate, postgresLedger } from '../../src/ledger/postgres.js';
 import { POSTGRES_URLS, requireService, runId } from '../helpers/services.js';
 import { describeLedgerConformance, describeMultiProcessClaims } from './ledger.suite.js';
 
@@ -49,4 +49,29 @@ describeMultiProcessClaims('postgres', {
   },
   open: async (options) => postgresLedger({ pool: pool!, tablePrefix: String(options.tablePrefix) }),
   skip: !url,
+});
+
+// docs/ledger.md promises that once migrate() ran, the application role needs no DDL rights.
+describe.skipIf(!url)('postgres ledger with DML-only rights', () => {
+  it('claims and completes after the owner migrated', async () => {
+    const tablePrefix = `${runId()}_`;
+    prefixes.push(tablePrefix);
+    const role = `${tablePrefix}app`;
+    await migrate(pool!, { tablePrefix });
+    await pool!.query(`CREATE ROLE "${role}" LOGIN;
+      GRANT USAGE ON SCHEMA public TO "${role}";
+      GRANT SELECT, INSERT, UPDATE, DELETE ON "${tablePrefix}entries", "${tablePrefix}marks", "${tablePrefix}windows" TO "${role}";
+      GRANT SELECT ON "${tablePrefix}schema_version" TO "${role}";`);
+    const appUrl = new URL(url!);
+    appUrl.username = role;
+    const ledger = postgresLedger({ connectionString: appUrl.href, tablePrefix });
+    try {
+      const [claim] = await ledger.claim([{ key: 'k', fingerprint: 'f', leaseMs: 1000 }], 1);
+      expect(claim).toMatchObject({ outcome: 'claimed', token: 1 });
+      expect(await ledger.complete([{ key: 'k', token: 1, result: 'ok', mark: { id: 'm', value: 'v' } }], 2)).toEqual([true]);
+    } finally {
+      await ledger.close();
+      await pool!.query(`DROP OWNED BY "${role}"; DROP ROLE "${role}"`);
+    }
+  });
 });
