@@ -1,0 +1,85 @@
+/**
+ * bench:throughput — how close a full sync gets to the CRM's rate ceiling. fakeHubSpot with 50 ms
+ * latency and its ten-second limit at 100 requests, the adapter's rate budget at 100 per 10 s,
+ * batches of 100 written 4 at a time so latency does not bound it. The records are updates of
+ * `distinct` contacts in rotation (one applyMany per pass, new fields each pass), because the
+ * fake's upsert scans its whole store per input: 45,000 distinct contacts would make the fake,
+ * not the budget, the bottleneck. The ceiling is 100 requests
+ * (10,000 records) per 10 s; the account starts with a full window, so the first 100 requests
+ * are free and the share is (requests - 100) / (100 per 10 s x elapsed). 429s are counted: the
+ * budget must keep every request under the limit.
+ *
+ *   npm run bench:throughput                  45,000 contact upserts (about 35 s)
+ *   npm run bench:throughput -- --records=15000 --concurrency=4
+ */
+import { hubspotAdapter } from '../adapters/hubspot/index.js';
+import { createSync } from '../src/engine.js';
+import { openLedger } from '../src/ledger/index.js';
+import { localRateBudget } from '../src/rate-budget.js';
+import { fakeHubSpot } from '../src/testing/index.js';
+import { contactAction, hubspotObjects, isMain, main, numberArg, round, seconds, tempDir, TOKEN } from './lib.js';
+
+export interface ThroughputOptions {
+  records: number;
+  concurrency: number;
+  latencyMs: number;
+  limit: number;
+  /** Distinct contacts written in rotation. Default 2,000. */
+  distinct?: number;
+}
+
+export async function runThroughputBench(o: ThroughputOptions): Promise<Record<string, unknown>> {
+  const fake = fakeHubSpot({ token: TOKEN, tenSecondLimit: o.limit, faults: { latencyMs: o.latencyMs } });
+  const server = await fake.listen();
+  const dir = tempDir('throughput');
+  const sync = createSync({
+    adapter: hubspotAdapter({ accessToken: TOKEN, basePath: server.basePath, objects: hubspotObjects, rateBudget: localRateBudget({ points: o.limit, durationMs: 10_000 }) }),
+    ledger: openLedger(`sqlite:${dir.path}/ledger.db`),
+    concurrency: o.concurrency,
+  });
+  try {
+    const distinct = Math.min(o.distinct ?? 2_000, o.records);
+    const t0 = performance.now();
+    let written = 0;
+    for (let pass = 0; pass * distinct < o.records; pass++) {
+      const actions = [];
+      for (let i = 0; i < distinct && pass * distinct + i < o.records; i++) {
+        const a = contactAction('hubspot', i, `tp${pass}`) as { fields: Record<string, string> };
+        actions.push({ ...a, fields: { ...a.fields, firstname: `First${i} pass ${pass}` } });
+      }
+      for (const out of await sync.applyMany(actions)) if (out.status === 'created' || out.status === 'updated') written += 1;
+    }
+    const elapsed = (performance.now() - t0) / 1000;
+    const calls = fake.count();
+    const limited = fake.core.log.filter((e) => e.status === 429).length;
+    const perWindow = o.limit;
+    return {
+      bench: 'throughput',
+      records: o.records,
+      distinctContacts: distinct,
+      written,
+      calls,
+      http429: limited,
+      latencyMs: o.latencyMs,
+      concurrency: o.concurrency,
+      limitPer10s: o.limit,
+      ceilingRecordsPerSecond: (perWindow * 100) / 10,
+      wallSeconds: seconds(elapsed * 1000),
+      recordsPerSecond: Math.round(written / elapsed),
+      shareOfCeiling: round((calls - perWindow) / ((perWindow / 10) * elapsed), 3),
+    };
+  } finally {
+    await sync.close();
+    await server.close();
+    dir.remove();
+  }
+}
+
+if (isMain(import.meta.url)) {
+  await main(() => runThroughputBench({
+    records: numberArg('records', 45_000),
+    concurrency: numberArg('concurrency', 4),
+    latencyMs: numberArg('latency', 50),
+    limit: numberArg('limit', 100),
+  }));
+}
