@@ -44,30 +44,34 @@ describe('crm-upsert sync --job', () => {
     expect(fake.count()).toBe(before);
   });
 
-  it('stops on SIGTERM after the batch in flight, releases the lock, prints the summary and exits 143', async () => {
+  it.each([
+    ['SIGTERM', 143],
+    ['SIGINT', 130],
+  ] as const)('stops on %s after the batch in flight, releases the lock, prints the summary and exits %i', async (signal, code) => {
     const dir = tempDir();
     const config = writeHubSpotConfig(dir, server.basePath);
     const file = join(dir, 'actions.jsonl');
     pairsFile(file, 200);
-    const env = { HUBSPOT_ACCESS_TOKEN: 'pat-test-sigterm' };
+    const env = { HUBSPOT_ACCESS_TOKEN: `pat-test-${signal}` };
     fake.setFaults({ latencyMs: 100 });
     const start = fake.count();
 
-    const run = spawnCli(['sync', file, '--config', config, '--job', 'term', '--batch-size', '20'], { env });
+    const run = spawnCli(['sync', file, '--config', config, '--job', `term-${signal}`, '--batch-size', '20'], { env });
     await waitFor(() => fake.count() > start + 3);
-    run.child.kill('SIGTERM');
+    run.child.kill(signal);
     const stopped = await run.done;
     fake.setFaults({});
 
-    expect(stopped.code).toBe(143);
+    expect(stopped.code).toBe(code);
     const summary = JSON.parse(stopped.stdout.trim().split('\n').pop()!) as { stopped: string; actions: number; counts: Record<string, number> };
-    expect(summary.stopped).toBe('SIGTERM');
+    expect(summary.stopped).toBe(signal);
+    expect(stopped.stderr).toContain(`${signal}: finishing the batch in flight`);
     expect(summary.actions).toBeGreaterThan(0);
     expect(summary.actions).toBeLessThan(400);
     expect(summary.counts.failed ?? 0).toBe(0);
 
     // The lock was released and nothing was left in progress: a re-run finishes at once.
-    const rerun = await runCli(['sync', file, '--config', config, '--job', 'term'], { env });
+    const rerun = await runCli(['sync', file, '--config', config, '--job', `term-${signal}`], { env });
     expect(rerun.code).toBe(0);
     const after = JSON.parse(rerun.stdout.trim()) as { counts: Record<string, number> };
     expect(after.counts.replayed).toBe(summary.actions);
