@@ -77,7 +77,7 @@ async function startFake(crm: Crm, config: Config): Promise<FakeCrm> {
       close: () => server.close(),
     };
   }
-  const { fakeSalesforce } = await import('../../adapters/salesforce/salesforce-fake.js');
+  const { fakeSalesforce } = await import('../testing/index.js');
   const fake = fakeSalesforce();
   const server = await fake.listen();
   const objects = config.salesforce!.objects;

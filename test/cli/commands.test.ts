@@ -1,8 +1,7 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { fakeHubSpot, type FakeHubSpot } from '../../src/testing/index.js';
-import { fakeSalesforce } from '../../adapters/salesforce/salesforce-fake.js';
+import { fakeHubSpot, fakeSalesforce, type FakeHubSpot } from '../../src/testing/index.js';
 import { contactLine, ensureBuilt, HUBSPOT_OBJECTS, noteLine, runCli, tempDir, writeHubSpotConfig } from './helpers.js';
 
 describe('crm-upsert commands', () => {
