@@ -122,10 +122,13 @@ export function memoryLedger(): LedgerBackend {
       return entry ? copy(entry) : null;
     },
     async list(options: ListOptions = {}) {
-      const keys = [...entries.keys()].sort();
+      const bytes = (k: string) => Buffer.from(k, 'utf8');
+      const keys = [...entries.keys()].sort((a, b) => Buffer.compare(bytes(a), bytes(b)));
+      const after = options.after === undefined ? undefined : bytes(options.after);
       const out: LedgerEntry[] = [];
+      if (options.limit !== undefined && options.limit <= 0) return out;
       for (const key of keys) {
-        if (options.after !== undefined && key <= options.after) continue;
+        if (after && Buffer.compare(bytes(key), after) <= 0) continue;
         const entry = entries.get(key)!;
         if (options.status && entry.status !== options.status) continue;
         out.push(copy(entry));

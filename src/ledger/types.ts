@@ -13,7 +13,9 @@
  *   failed ── claim with retryFailed ──► in_progress (token n+1)
  *
  * Every method takes a batch and is one round trip. Claims are atomic per key: of many
- * concurrent claims of one key exactly one gets `claimed`. A backend without an atomic
+ * concurrent claims of one key exactly one gets `claimed`. A key repeated inside one batch is
+ * answered as if the items ran in order (a repeated claim gets `in_progress`; a repeated
+ * complete/fail/release/renew with the same token gets false). A backend without an atomic
  * conditional write must not implement this interface.
  */
 
@@ -34,7 +36,7 @@ export interface LedgerEntry {
   status: EntryStatus;
   /** Fencing token: increases by one on every successful claim of this key. */
   token: number;
-  /** Epoch ms after which an in-progress claim may be taken over. */
+  /** Epoch ms from which (inclusive: `leaseUntil <= now`) an in-progress claim may be taken over. */
   leaseUntil: number | null;
   /** How many times the key was claimed. */
   attempts: number;
@@ -42,7 +44,10 @@ export interface LedgerEntry {
   error: Json | null;
   createdAt: number;
   updatedAt: number;
-  /** Epoch ms after which `prune` may delete the entry; null = keep. */
+  /**
+   * Epoch ms from which (inclusive) the entry is expired: `prune` deletes it, and a claim treats
+   * the key as new even before that (a fresh entry, attempts 1, the token still counting up). null = keep.
+   */
   expiresAt: number | null;
 }
 
@@ -126,7 +131,7 @@ export interface WindowSettleRequest {
 export interface ListOptions {
   status?: EntryStatus;
   limit?: number;
-  /** Keys strictly after this one (paging, in key order). */
+  /** Keys strictly after this one (paging, in byte order of the UTF-8 key). */
   after?: string;
 }
 
@@ -138,15 +143,15 @@ export interface LedgerBackend {
   complete(requests: CompleteRequest[], now: number): Promise<boolean[]>;
   /** Fenced like complete. The entry becomes `failed`, retryable with `retryFailed`. */
   fail(requests: FailRequest[], now: number): Promise<boolean[]>;
-  /** Fenced: give a claim up without a result (shutdown); the key can be claimed at once. */
+  /** Fenced: give a claim up without a result (shutdown): `leaseUntil = now`, still in_progress, claimable at once. */
   release(requests: TokenRef[], now: number): Promise<boolean[]>;
-  /** Fenced: extend live leases (long jobs, the CLI's job lock). */
+  /** Fenced: extend live leases (long jobs, the CLI's job lock). A lease that already ran out is not renewed. */
   renew(requests: TokenRef[], leaseMs: number, now: number): Promise<boolean[]>;
   get(key: string): Promise<LedgerEntry | null>;
   list(options?: ListOptions): Promise<LedgerEntry[]>;
   /** Delete entries whose `expiresAt` passed, and completed/failed entries last updated before `olderThan` (if given). Returns how many. */
   prune(now: number, olderThan?: number): Promise<number>;
-  /** Atomic per slot: acquired if absent, expired, or already held by the same owner. */
+  /** Atomic per slot: acquired if absent, expired, or already held by the same owner (whose slot is left as it is). */
   windowAcquire(requests: WindowAcquireRequest[], now: number): Promise<WindowSlot[]>;
   /** Owner-fenced: confirm (extend to ttl) or release a slot. */
   windowSettle(requests: WindowSettleRequest[], now: number): Promise<void>;

@@ -53,9 +53,11 @@ async function spend(budgets: SharedRateBudget[], total: number): Promise<number
   return times;
 }
 
-// Resolution times are measured here, a little after the store admitted each request: the
-// window checked is shortened by that jitter so the assertion cannot flake on it.
-const JITTER_MS = 30;
+// Resolution times are measured here, after the store admitted each request; on a loaded
+// machine (the suite runs files in parallel) that delay reaches a few hundred ms. The window
+// checked is shortened by it: a fixed-window limiter still fails (20 grants within ms of a
+// boundary), a sliding one cannot.
+const JITTER_MS = 200;
 
 describe.skipIf(!redisUp)('sharedRateBudget on Redis', () => {
   const budgets: SharedRateBudget[] = [];
