@@ -12,11 +12,12 @@
  */
 import {
   FakeHttpCore,
+  fakeCrmBase,
+  type FakeCrmBase,
   interceptWithNock,
   listenLoopback,
   type FakeRequest,
   type FakeResponse,
-  type FaultKind,
   type FaultOptions,
   type FakeVendor,
 } from '../../src/testing/fake-http.js';
@@ -157,9 +158,7 @@ export class FakeHubSpotState implements FakeVendor {
 
 }
 
-export interface FakeHubSpot {
-  /** Request counts, the fault schedule and the request log. */
-  core: FakeHttpCore;
+export interface FakeHubSpot extends FakeCrmBase {
   /** The state machine (records, properties). */
   state: FakeHubSpotState;
   /** Serve on a loopback port (0 = any). `basePath` is `http://127.0.0.1:PORT`. */
@@ -168,12 +167,6 @@ export interface FakeHubSpot {
   intercept(origin?: string): Promise<{ basePath: string; stop(): void }>;
   /** Records of one object type (`contacts`, `notes`, ...). */
   records(objectType: string): FakeHubSpotRecord[];
-  /** Requests received, optionally only those whose endpoint label contains `endpoint`. */
-  count(endpoint?: string): number;
-  counts(): Record<string, number>;
-  setFaults(faults: FaultOptions): void;
-  /** Fault the next `times` matching requests; `endpoint` is a substring of the endpoint label. */
-  failNext(kind: FaultKind, options?: { times?: number; endpoint?: string; match?: (req: FakeRequest) => boolean }): void;
   /** Define (or redefine) a property; `unique: true` makes it usable as an upsert idProperty. */
   defineProperty(objectType: string, name: string, definition?: FakePropertyDefinition): void;
   /** Start a new "day" for `dailyLimit`, optionally with a new limit. */
@@ -189,7 +182,7 @@ export function fakeHubSpot(options: FakeHubSpotOptions = {}): FakeHubSpot {
   const state = new FakeHubSpotState(options);
   const core = new FakeHttpCore(state, options.faults);
   return {
-    core,
+    ...fakeCrmBase(core),
     state,
     async listen(port = 0) {
       const server = await listenLoopback(core, port);
@@ -200,15 +193,6 @@ export function fakeHubSpot(options: FakeHubSpotOptions = {}): FakeHubSpot {
       return { basePath: origin.replace(/\/+$/, ''), stop: () => front.stop() };
     },
     records: (objectType) => state.records(objectType),
-    count: (endpoint) => core.count(endpoint),
-    counts: () => core.counts(),
-    setFaults: (faults) => core.setFaults(faults),
-    failNext(kind, opts = {}) {
-      const { endpoint, match } = opts;
-      const matcher = endpoint === undefined && !match ? undefined : (req: FakeRequest) =>
-        (endpoint === undefined || state.endpointOf(req).includes(endpoint)) && (!match || match(req));
-      core.failNext(kind, { times: opts.times, match: matcher });
-    },
     defineProperty: (objectType, name, definition) => state.defineProperty(objectType, name, definition),
     resetDaily: (dailyLimit) => state.resetDaily(dailyLimit),
   };

@@ -7,11 +7,12 @@
  */
 import {
   FakeHttpCore,
+  fakeCrmBase,
+  type FakeCrmBase,
   interceptWithNock,
   listenLoopback,
   type FakeRequest,
   type FakeResponse,
-  type FaultKind,
   type FaultOptions,
 } from '../../src/testing/fake-http.js';
 import { parseSoqlSelect } from './soql.js';
@@ -68,19 +69,13 @@ export interface FakeSalesforceOptions {
   accessToken?: string;
 }
 
-export interface FakeSalesforce {
-  core: FakeHttpCore;
+export interface FakeSalesforce extends FakeCrmBase {
   /** Serve on loopback; `instanceUrl` is `http://127.0.0.1:PORT`. */
   listen(port?: number): Promise<{ instanceUrl: string; close(): Promise<void> }>;
   /** Intercept `origin` with nock. */
   intercept(origin?: string): Promise<{ instanceUrl: string; stop(): void }>;
   /** Copies of the records of one sObject, in creation order. */
   records(sobject: string): FakeRecord[];
-  count(endpoint?: string): number;
-  counts(): Record<string, number>;
-  setFaults(faults: FaultOptions): void;
-  /** Inject `kind` into the next `times` requests that match (`endpoint`: a substring of the request's count label). */
-  failNext(kind: FaultKind, options?: { times?: number; endpoint?: string; match?: (req: FakeRequest) => boolean }): void;
   defineField(sobject: string, name: string, options?: FakeFieldOptions): void;
   setApiUsage(used: number, limit?: number): void;
   apiUsage(): { used: number; limit: number };
@@ -390,7 +385,7 @@ export function fakeSalesforce(options: FakeSalesforceOptions = {}): FakeSalesfo
   );
 
   return {
-    core,
+    ...fakeCrmBase(core),
     requests,
     async listen(port = 0) {
       const server = await listenLoopback(core, port);
@@ -401,13 +396,6 @@ export function fakeSalesforce(options: FakeSalesforceOptions = {}): FakeSalesfo
       return { instanceUrl: origin, stop: () => front.stop() };
     },
     records: (sobject) => [...(sobjects.get(sobject)?.records.values() ?? [])].map((r) => ({ ...r })),
-    count: (endpoint) => core.count(endpoint),
-    counts: () => core.counts(),
-    setFaults: (faults) => core.setFaults(faults),
-    failNext(kind, o = {}) {
-      const { endpoint, match, times } = o;
-      core.failNext(kind, { times, match: endpoint === undefined ? match : (req) => endpointOf(req).includes(endpoint) && (!match || match(req)) });
-    },
     defineField,
     setApiUsage(u, l) {
       used = u;

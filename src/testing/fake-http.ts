@@ -87,6 +87,14 @@ export function seededRandom(seed: number): () => number {
 
 type Dispatch = { kind: 'respond'; response: FakeResponse } | { kind: 'drop' };
 
+export interface FailNextOptions {
+  /** How many matching requests to fault. Default 1. */
+  times?: number;
+  /** Only requests whose endpoint label contains this. */
+  endpoint?: string;
+  match?: (req: FakeRequest) => boolean;
+}
+
 interface QueuedFault {
   kind: FaultKind;
   remaining: number;
@@ -109,9 +117,19 @@ export class FakeHttpCore {
     this.random = seededRandom(faults.seed ?? 1);
   }
 
-  /** Inject `kind` into the next `times` requests that match (before any random fault). */
-  failNext(kind: FaultKind, options: { times?: number; match?: (req: FakeRequest) => boolean } = {}): void {
-    this.queued.push({ kind, remaining: options.times ?? 1, match: options.match });
+  /**
+   * Inject `kind` into the next `times` requests that match (before any random fault):
+   * `endpoint` is a substring of the request's endpoint label, `match` any predicate.
+   */
+  failNext(kind: FaultKind, options: FailNextOptions = {}): void {
+    const { endpoint, match } = options;
+    const matcher = endpoint === undefined ? match : (req: FakeRequest) => this.endpointOf(req).includes(endpoint) && (!match || match(req));
+    this.queued.push({ kind, remaining: options.times ?? 1, match: matcher });
+  }
+
+  /** The label a request is counted under. */
+  endpointOf(req: FakeRequest): string {
+    return this.vendor.endpointOf?.(req) ?? `${req.method} ${req.path}`;
   }
 
   /** Requests received, optionally only those whose endpoint label contains `endpoint`. Faulted requests count. */
@@ -168,7 +186,7 @@ export class FakeHttpCore {
 
   /** Run one request through faults and the vendor state machine. */
   async dispatch(req: FakeRequest): Promise<Dispatch> {
-    const endpoint = this.vendor.endpointOf?.(req) ?? `${req.method} ${req.path}`;
+    const endpoint = this.endpointOf(req);
     const entry: RequestLogEntry = { method: req.method, path: req.path, endpoint, status: null, fault: null };
     this.log.push(entry);
     const fault = this.pickFault(req);
@@ -198,6 +216,29 @@ export class FakeHttpCore {
       }
     }
   }
+}
+
+/** What every fake CRM offers a test besides its own state: counts, faults and two fronts. */
+export interface FakeCrmBase {
+  /** Request counts, the fault schedule and the request log. */
+  core: FakeHttpCore;
+  /** Requests received, optionally only those whose endpoint label contains `endpoint`. Faulted ones count. */
+  count(endpoint?: string): number;
+  counts(): Record<string, number>;
+  /** Replace the seeded random fault schedule. */
+  setFaults(faults: FaultOptions): void;
+  failNext(kind: FaultKind, options?: FailNextOptions): void;
+}
+
+/** The shared part of a fake CRM's public object, around one core. */
+export function fakeCrmBase(core: FakeHttpCore): FakeCrmBase {
+  return {
+    core,
+    count: (endpoint) => core.count(endpoint),
+    counts: () => core.counts(),
+    setFaults: (faults) => core.setFaults(faults),
+    failNext: (kind, options) => core.failNext(kind, options),
+  };
 }
 
 function parseBody(raw: string, contentType: string | undefined): unknown {
