@@ -1,0 +1,198 @@
+/**
+ * bench:powertools — side by side with AWS Powertools' idempotency utility on the same Redis
+ * (127.0.0.1:6379): 10,000 guarded calls, 30% of them duplicates (seeded shuffle), each guarded
+ * function trivial so the guard's cost is what is measured.
+ *
+ *   powertools:  makeIdempotent(fn, { persistenceStore: CachePersistenceLayer(@redis/client) })
+ *   ours-once:   sync.once(key, fn) with the Redis ledger, one call at a time (the same shape)
+ *   ours-batch:  applyMany of the same 10,000 as actions in chunks of 1,000 (accepting CRM)
+ *
+ * Round trips are counted on the client side: @redis/client get/set/del calls for Powertools,
+ * every command ioredis sends (sendCommand) for ours; each is one network round trip.
+ *
+ *   npm run bench:powertools
+ *   npm run bench:powertools -- --calls=2000
+ */
+import { readFileSync } from 'node:fs';
+import { Redis } from 'ioredis';
+import type { CrmAdapter } from '../src/adapter.js';
+import { createSync } from '../src/engine.js';
+import { CrmError } from '../src/errors.js';
+import { redisLedger } from '../src/ledger/redis.js';
+import { seededRandom } from '../src/testing/fake-http.js';
+import { isMain, main, numberArg, round, seconds } from './lib.js';
+
+export interface PowertoolsOptions {
+  calls: number;
+  duplicateShare: number;
+  redisUrl: string;
+  seed: number;
+}
+
+/** Event ids in call order: distinct ones plus repeats, shuffled. */
+function callOrder(o: PowertoolsOptions): string[] {
+  const distinct = Math.round(o.calls * (1 - o.duplicateShare));
+  const random = seededRandom(o.seed);
+  const ids = Array.from({ length: distinct }, (_, i) => `evt-${i}`);
+  while (ids.length < o.calls) ids.push(`evt-${Math.floor(random() * distinct)}`);
+  for (let i = ids.length - 1; i > 0; i--) {
+    const j = Math.floor(random() * (i + 1));
+    [ids[i], ids[j]] = [ids[j]!, ids[i]!];
+  }
+  return ids;
+}
+
+/** Count every command an ioredis client sends. */
+function countCommands(client: Redis): Record<string, number> {
+  const counts: Record<string, number> = {};
+  const send = client.sendCommand.bind(client);
+  client.sendCommand = ((command: { name: string }, stream?: unknown) => {
+    counts[command.name] = (counts[command.name] ?? 0) + 1;
+    return send(command as never, stream as never);
+  }) as typeof client.sendCommand;
+  return counts;
+}
+
+async function scanDelete(client: Redis, pattern: string): Promise<void> {
+  let cursor = '0';
+  do {
+    const [next, keys] = await client.scan(cursor, 'MATCH', pattern, 'COUNT', 5_000);
+    if (keys.length > 0) await client.del(...keys);
+    cursor = next;
+  } while (cursor !== '0');
+}
+
+const packageVersion = (name: string): string => {
+  try {
+    return (JSON.parse(readFileSync(new URL(`../node_modules/${name}/package.json`, import.meta.url), 'utf8')) as { version: string }).version;
+  } catch {
+    return '?';
+  }
+};
+
+const total = (c: Record<string, number>) => Object.values(c).reduce((s, n) => s + n, 0);
+
+async function powertools(o: PowertoolsOptions, order: string[], run: string): Promise<Record<string, unknown>> {
+  let mod: typeof import('@aws-lambda-powertools/idempotency');
+  let cache: typeof import('@aws-lambda-powertools/idempotency/cache');
+  let redis: typeof import('@redis/client');
+  try {
+    mod = await import('@aws-lambda-powertools/idempotency');
+    cache = await import('@aws-lambda-powertools/idempotency/cache');
+    redis = await import('@redis/client');
+  } catch (err) {
+    return { approach: 'powertools', error: `does not load on Node ${process.version}: ${(err as Error).message}` };
+  }
+  const client = await redis.createClient({ url: o.redisUrl }).connect();
+  const counts: Record<string, number> = {};
+  const counted = {
+    get: (k: string) => ((counts.get = (counts.get ?? 0) + 1), client.get(k)),
+    set: (k: string, v: unknown, opts?: unknown) => ((counts.set = (counts.set ?? 0) + 1), client.set(k, v as string, opts as never)),
+    del: (keys: string[]) => ((counts.del = (counts.del ?? 0) + 1), client.del(keys)),
+  };
+  const persistenceStore = new cache.CachePersistenceLayer({ client: counted as never });
+  const config = new mod.IdempotencyConfig({ eventKeyJmesPath: 'id' });
+  // Outside Lambda there is no remaining-time context; without one it warns on every call.
+  config.registerLambdaContext({ getRemainingTimeInMillis: () => 60_000 } as never);
+  let executions = 0;
+  const guarded = mod.makeIdempotent(async (event: { id: string }) => {
+    executions += 1;
+    return { handled: event.id };
+  }, { persistenceStore, config, keyPrefix: `bench-pt-${run}` });
+  try {
+    const t0 = performance.now();
+    for (const id of order) await guarded({ id });
+    const wall = performance.now() - t0;
+    return {
+      approach: 'powertools', version: packageVersion('@aws-lambda-powertools/idempotency'),
+      wallSeconds: seconds(wall), callsPerSecond: Math.round(order.length / (wall / 1000)),
+      executions, roundTrips: total(counts), roundTripsPerCall: round(total(counts) / order.length, 3), commands: counts,
+    };
+  } finally {
+    for await (const keys of client.scanIterator({ MATCH: `bench-pt-${run}*`, COUNT: 5_000 })) if (keys.length > 0) await client.del(keys);
+    client.destroy();
+  }
+}
+
+async function oursOnce(o: PowertoolsOptions, order: string[], run: string): Promise<Record<string, unknown>> {
+  const client = new Redis(o.redisUrl, { lazyConnect: true, maxRetriesPerRequest: 2 });
+  await client.connect();
+  const prefix = `{bench-once-${run}}:`;
+  const ledger = redisLedger({ client, prefix });
+  const sync = createSync({ adapter: noAdapter(), ledger });
+  const counts = countCommands(client);
+  let executions = 0;
+  try {
+    const t0 = performance.now();
+    for (const id of order) await sync.once(`webhook:${id}`, async () => ((executions += 1), { handled: id }));
+    const wall = performance.now() - t0;
+    return {
+      approach: 'ours-once', wallSeconds: seconds(wall), callsPerSecond: Math.round(order.length / (wall / 1000)),
+      executions, roundTrips: total(counts), roundTripsPerCall: round(total(counts) / order.length, 3), commands: { ...counts },
+    };
+  } finally {
+    await sync.close();
+    await scanDelete(client, `${prefix}*`);
+    client.disconnect();
+  }
+}
+
+async function oursBatch(o: PowertoolsOptions, order: string[], run: string): Promise<Record<string, unknown>> {
+  const client = new Redis(o.redisUrl, { lazyConnect: true, maxRetriesPerRequest: 2 });
+  await client.connect();
+  const prefix = `{bench-batch-${run}}:`;
+  const adapter = noAdapter();
+  const sync = createSync({ adapter, ledger: redisLedger({ client, prefix }) });
+  const counts = countCommands(client);
+  try {
+    const actions = order.map((id) => ({ source: 'webhook', eventId: id, op: 'upsert', object: 'contact', externalId: id, fields: { email: `${id}@bench.example` } }));
+    const t0 = performance.now();
+    const statuses: Record<string, number> = {};
+    for (let i = 0; i < actions.length; i += 1_000) {
+      for (const out of await sync.applyMany(actions.slice(i, i + 1_000))) statuses[out.status] = (statuses[out.status] ?? 0) + 1;
+    }
+    const wall = performance.now() - t0;
+    return {
+      approach: 'ours-applyMany', wallSeconds: seconds(wall), callsPerSecond: Math.round(order.length / (wall / 1000)),
+      executions: adapter.apiCalls(), statuses, roundTrips: total(counts), roundTripsPerCall: round(total(counts) / order.length, 4), commands: { ...counts },
+    };
+  } finally {
+    await sync.close();
+    await scanDelete(client, `${prefix}*`);
+    client.disconnect();
+  }
+}
+
+/** A CRM that accepts every write in-process (applyMany needs an adapter; once does not use it). */
+function noAdapter(): CrmAdapter {
+  let writes = 0;
+  return {
+    name: 'bench',
+    capabilities: { maxBatch: 100, nativeActivityUpsert: true },
+    objects: { contact: { kind: 'record', fields: ['email'] } },
+    upsertRecords: async (_o, ws) => ws.map((w) => ((writes += 1), { ok: true as const, recordId: `r-${w.externalId}`, created: true })),
+    createActivities: async () => [],
+    findActivities: async () => new Map(),
+    classifyError: (err) => (err instanceof CrmError ? err : new CrmError(String(err), { vendor: 'bench', kind: 'permanent' })),
+    apiCalls: () => writes,
+  };
+}
+
+export async function runPowertoolsBench(o: PowertoolsOptions): Promise<Record<string, unknown>> {
+  const order = callOrder(o);
+  const run = `${process.pid.toString(36)}${Date.now().toString(36)}`;
+  const results = [];
+  results.push(await powertools(o, order, run));
+  results.push(await oursOnce(o, order, run));
+  results.push(await oursBatch(o, order, run));
+  return { bench: 'powertools', calls: o.calls, distinct: new Set(order).size, duplicateShare: o.duplicateShare, results };
+}
+
+if (isMain(import.meta.url)) {
+  await main(() => runPowertoolsBench({
+    calls: numberArg('calls', 10_000),
+    duplicateShare: 0.3,
+    redisUrl: process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379',
+    seed: numberArg('seed', 3),
+  }));
+}
