@@ -364,8 +364,21 @@ export function createSync(options: SyncOptions): Sync {
         marks.set(item, claims[j]!.mark);
       });
 
-      // Dedupe window for keyless actions we own.
-      const windowed = own.filter((i) => !i.outcome && i.windowId);
+      // Dedupe window for keyless actions we own. Identical keyless actions in this call with
+      // different fallback keys (either side of a bucket boundary) share one slot: the first takes
+      // it, the rest follow its outcome instead of seeing its pending hold as another worker's.
+      const windowLeads = new Map<string, Item>();
+      const followers = new Map<Item, Item>();
+      const windowed: Item[] = [];
+      for (const item of own) {
+        if (item.outcome || !item.windowId) continue;
+        const lead = windowLeads.get(item.windowId);
+        if (lead) followers.set(item, lead);
+        else {
+          windowLeads.set(item.windowId, item);
+          windowed.push(item);
+        }
+      }
       const verdicts = await window.acquire(windowed.map((i) => ({ id: i.windowId!, owner: i.key })), now());
       const suppressed: Item[] = [];
       const yielded: Item[] = [];
@@ -402,7 +415,7 @@ export function createSync(options: SyncOptions): Sync {
       await completeEntries([...suppressed, ...unchanged]);
       await window.settle(unchanged.filter((i) => i.windowId).map((i) => ({ id: i.windowId!, owner: i.key, written: true })), now());
 
-      const toWrite = own.filter((i) => !i.outcome);
+      const toWrite = own.filter((i) => !i.outcome && !followers.has(i));
       const batches = planBatches(toWrite, maxBatch);
       // Long calls (rate limits, slow CRMs) keep their leases, so no other worker takes over mid-write.
       const renewal = setInterval(() => {
@@ -417,6 +430,20 @@ export function createSync(options: SyncOptions): Sync {
       } finally {
         clearInterval(renewal);
       }
+      const follow = { done: [] as Item[], failed: [] as Item[], yielded: [] as Item[] };
+      for (const [item, lead] of followers) {
+        const o = lead.outcome!;
+        if (WRITTEN.has(o.status) || o.status === 'suppressed' || o.status === 'replayed') {
+          item.outcome = { key: item.key, status: 'suppressed', ...(o.recordId ? { recordId: o.recordId } : {}), attempts: 0 };
+          follow.done.push(item);
+        } else {
+          item.outcome = { ...o, key: item.key, attempts: 0 };
+          (o.status === 'failed' ? follow.failed : follow.yielded).push(item);
+        }
+      }
+      await completeEntries(follow.done);
+      await failEntries(follow.failed, (i) => i.outcome!.error!);
+      if (follow.yielded.length > 0) await ledger.release(follow.yielded.map((i) => ({ key: i.key, token: i.token! })), now());
     }
 
     for (const item of items) {

@@ -57,6 +57,15 @@ describe('dedupe window', () => {
     expect(crm.activities('note')).toHaveLength(1);
   });
 
+  it('suppresses the second of two identical keyless actions across a bucket boundary in one call', async () => {
+    const { crm, sync, clock } = setup();
+    await sync.apply({ source: 'crm', eventId: 'seed', op: 'upsert', object: 'contact', externalId: 'c-1', fields: { email: 'a@b.c' } });
+    const boundary = Math.ceil(clock.t / WINDOW) * WINDOW;
+    const outcomes = await sync.applyMany([keylessNote(boundary - 1_000, 'one'), keylessNote(boundary + 1_000, 'two')]);
+    expect(outcomes.map((o) => o.status)).toEqual(['created', 'suppressed']);
+    expect(crm.activities('note')).toHaveLength(1);
+  });
+
   it('writes an identical keyless action again once the window has passed', async () => {
     const { crm, sync, clock } = setup();
     await sync.apply({ source: 'crm', eventId: 'seed', op: 'upsert', object: 'contact', externalId: 'c-1', fields: { email: 'a@b.c' } });
