@@ -14,6 +14,18 @@ const identifier = (max: number) =>
 
 export const fieldValueSchema = z.union([z.string(), z.number().finite(), z.boolean(), z.null()]);
 
+/** Names that would reach an object's prototype; zod's record drops `__proto__` silently, so look at the raw keys. */
+const FORBIDDEN_FIELD_NAMES = ['__proto__', 'constructor', 'prototype'];
+
+const fieldsSchema = z.preprocess((value, ctx) => {
+  if (value !== null && typeof value === 'object') {
+    for (const name of FORBIDDEN_FIELD_NAMES) {
+      if (Object.hasOwn(value, name)) ctx.addIssue({ code: 'custom', path: [name], message: 'is not an allowed field name', input: value });
+    }
+  }
+  return value;
+}, z.record(z.string().min(1, 'field name must not be empty'), fieldValueSchema));
+
 export const actionSchema = z
   .strictObject({
     source: identifier(200).describe("System the event came from: 'zendesk', 'gong', 'webhook:stripe'."),
@@ -30,9 +42,7 @@ export const actionSchema = z
       .optional()
       .describe('create: the record the activity attaches to.'),
     intent: identifier(100).optional().describe('Optional label separating two different actions on one record.'),
-    fields: z
-      .record(z.string().min(1, 'field name must not be empty'), fieldValueSchema)
-      .describe('CRM property names (allowlisted per object) and their values.'),
+    fields: fieldsSchema.describe('CRM property names (allowlisted per object) and their values.'),
   })
   .superRefine((a, ctx) => {
     if (a.op === 'upsert') {

@@ -42,3 +42,14 @@ describe('bad input', () => {
     expect(crm.records('contact').map((r) => r.externalId)).toEqual(['zd-1', 'zd-3']);
   });
 });
+
+describe('prototype keys', () => {
+  it.each(['__proto__', 'constructor', 'prototype'])('rejects a field named %s, naming it', async (name) => {
+    const crm = memoryCrm();
+    const sync = createSync({ adapter: crm.adapter, ledger: memoryLedger() });
+    const input = JSON.parse(`{"source":"s","eventId":"e","op":"upsert","object":"contact","externalId":"c","fields":{"${name}":"x","email":"a@b.c"}}`) as unknown;
+    const outcome = await sync.apply(input);
+    expect(outcome).toMatchObject({ status: 'rejected', error: { path: `fields.${name}` } });
+    expect(crm.adapter.apiCalls()).toBe(0);
+  });
+});
