@@ -1,18 +1,20 @@
 /**
- * One chaos worker process: createSync + hubspotAdapter(basePath) + the Postgres ledger over its
+ * One chaos worker process: createSync + hubspotAdapter(basePath) + a Postgres or Redis ledger over its
  * share of the action list (a JSON file), in chunks. Failed and in-flight actions are retried in
  * later rounds (bounded), as `crm-upsert retry-failed` would. Prints JSON lines to stdout:
  * `{"type":"progress","done":n}` after each chunk, `{"type":"done",...}` at the end.
  *
  * Environment: CHAOS_BASE_PATH, CHAOS_LEDGER_URL, CHAOS_TABLE_PREFIX, CHAOS_SHARE (file),
- * CHAOS_LEASE_MS, CHAOS_CHUNK, CHAOS_TOKEN.
+ * CHAOS_LEASE_MS, CHAOS_CHUNK, CHAOS_TOKEN; optional shared rate budget: CHAOS_BUDGET_URL (redis:// or
+ * postgres://), CHAOS_BUDGET_POINTS, CHAOS_BUDGET_MS, CHAOS_BUDGET_KEY (its key prefix / table name).
  */
 import { readFileSync } from 'node:fs';
 import { hubspotAdapter } from '../adapters/hubspot/index.js';
 import { createSync, type OutcomeStatus } from '../src/engine.js';
 import { openLedger } from '../src/ledger/index.js';
+import { sharedRateBudget } from '../src/rate-budget-shared.js';
 import { unlimitedRateBudget } from '../src/rate-budget.js';
-import { hubspotObjects } from './lib.js';
+import { chaosLedgerOptions, hubspotObjects } from './lib.js';
 
 const env = (name: string): string => {
   const v = process.env[name];
@@ -26,9 +28,15 @@ const ROUND_PAUSE_MS = 500;
 
 const share = JSON.parse(readFileSync(env('CHAOS_SHARE'), 'utf8')) as unknown[];
 const chunk = Number(process.env.CHAOS_CHUNK ?? 200);
+const budgetUrl = process.env.CHAOS_BUDGET_URL;
+const budget = budgetUrl
+  ? sharedRateBudget(/^rediss?:/i.test(budgetUrl) ? { redis: budgetUrl } : { postgres: budgetUrl }, {
+    points: Number(env('CHAOS_BUDGET_POINTS')), durationMs: Number(env('CHAOS_BUDGET_MS')), keyPrefix: env('CHAOS_BUDGET_KEY'), tableName: env('CHAOS_BUDGET_KEY'),
+  })
+  : undefined;
 const sync = createSync({
-  adapter: hubspotAdapter({ accessToken: env('CHAOS_TOKEN'), basePath: env('CHAOS_BASE_PATH'), objects: hubspotObjects, rateBudget: unlimitedRateBudget }),
-  ledger: openLedger(env('CHAOS_LEDGER_URL'), { tablePrefix: env('CHAOS_TABLE_PREFIX') }),
+  adapter: hubspotAdapter({ accessToken: env('CHAOS_TOKEN'), basePath: env('CHAOS_BASE_PATH'), objects: hubspotObjects, rateBudget: budget ?? unlimitedRateBudget }),
+  ledger: openLedger(env('CHAOS_LEDGER_URL'), chaosLedgerOptions(env('CHAOS_TABLE_PREFIX'))),
   leaseMs: Number(process.env.CHAOS_LEASE_MS ?? 3_000),
   retry: { minTimeoutMs: 100, maxTimeoutMs: 2_000 },
 });
@@ -54,5 +62,6 @@ for (; rounds < MAX_ROUNDS && pending.length > 0; rounds++) {
   pending = again;
 }
 await sync.close();
+await budget?.close();
 say({ type: 'done', done, left: pending.length, rounds, counts });
 process.exit(0);

@@ -1,14 +1,16 @@
 /**
  * bench:chaos — the seeded chaos run. One fakeHubSpot on loopback (in this process) with random
  * 429s, 5xx, connection resets and lost-after-commit responses; W worker processes
- * (bench/chaos-worker.ts: createSync + hubspotAdapter + the Postgres ledger) over overlapping
+ * (bench/chaos-worker.ts: createSync + hubspotAdapter + a Postgres or Redis ledger) over overlapping
  * shares of a shuffled list of contact upserts and notes, 30% of them redelivered (notes with
- * different AI text); K workers SIGKILLed mid-run and restarted. Then it counts duplicates
+ * different AI text), or each over the whole list in its own order (`share: 'all'`), optionally
+ * spending one shared rate budget; K workers SIGKILLed mid-run and restarted. Then it counts duplicates
  * (contacts sharing an external id, notes sharing a key), lost actions (never completed in the
  * ledger or missing in the CRM) and API calls against a fault-free run of the same list.
  *
  *   npm run bench:chaos                               10,000 actions, 4 workers, 3 kills
  *   npm run bench:chaos -- --actions=1000 --workers=2 --kills=1 --no-baseline
+ *   BENCH_LEDGER_URL=redis://127.0.0.1:6379 npm run bench:chaos    the same on a Redis ledger
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
@@ -18,7 +20,7 @@ import { createSync } from '../src/engine.js';
 import { openLedger } from '../src/ledger/index.js';
 import { seededRandom, type FaultOptions } from '../src/testing/fake-http.js';
 import { fakeHubSpot } from '../src/testing/index.js';
-import { activityAction, contactAction, duplicates, hubspotObjects, isMain, main, numberArg, round, seconds, tempDir, TOKEN } from './lib.js';
+import { activityAction, chaosLedgerOptions, contactAction, duplicates, hubspotObjects, isMain, main, numberArg, round, seconds, tempDir, TOKEN } from './lib.js';
 
 export interface ChaosOptions {
   /** Distinct actions (half contact upserts, half notes). */
@@ -29,9 +31,16 @@ export interface ChaosOptions {
   kills: number;
   faults: FaultOptions;
   seed: number;
-  postgresUrl: string;
-  /** Share of each worker's slice also given to the next worker (concurrent duplicates). */
+  /** The ledger every worker shares: `postgres://…` (tables under a unique prefix) or `redis://…` (keys under one). */
+  ledgerUrl: string;
+  /** `slices` (default): each worker its slice plus `overlap` of the next; `all`: every worker the whole list, each in its own order. */
+  share?: 'slices' | 'all';
+  /** Share of each worker's slice also given to the next worker (concurrent duplicates). `slices` only. */
   overlap?: number;
+  /** One sharedRateBudget for all workers, kept in `url` (redis:// or postgres://). Default: none (unlimited). */
+  budget?: { url: string; points: number; durationMs: number };
+  /** The fake's rolling ten-second request limit. Default: none. */
+  tenSecondLimit?: number;
   leaseMs?: number;
   chunk?: number;
   /** Give up (and kill every worker) after this long. */
@@ -78,19 +87,21 @@ interface WorkerState {
 export async function runChaos(o: ChaosOptions): Promise<Record<string, unknown>> {
   const prefix = `chaos_${process.pid.toString(36)}${Date.now().toString(36)}_`;
   const dir = tempDir('chaos');
-  const fake = fakeHubSpot({ token: TOKEN, faults: { ...o.faults, seed: o.seed } });
+  const fake = fakeHubSpot({ token: TOKEN, faults: { ...o.faults, seed: o.seed }, ...(o.tenSecondLimit ? { tenSecondLimit: o.tenSecondLimit } : {}) });
   const server = await fake.listen();
   const { unique, deliveries } = chaosDeliveries(o);
   const overlap = o.overlap ?? 0.1;
   const slice = Math.ceil(deliveries.length / o.workers);
+  let totalShare = 0;
   const workers: WorkerState[] = Array.from({ length: o.workers }, (_, w) => {
     const own = deliveries.slice(w * slice, (w + 1) * slice);
     const next = deliveries.slice(((w + 1) % o.workers) * slice, ((w + 1) % o.workers) * slice + Math.round(slice * overlap));
+    const items = o.share === 'all' ? shuffle([...deliveries], seededRandom(o.seed * 1_000 + w + 1)) : o.workers > 1 ? [...own, ...next] : own;
+    totalShare += items.length;
     const share = `${dir.path}/share-${w}.json`;
-    writeFileSync(share, JSON.stringify(o.workers > 1 ? [...own, ...next] : own));
+    writeFileSync(share, JSON.stringify(items));
     return { index: w, share, progress: 0, starts: 0, stderr: '' };
   });
-  const totalShare = deliveries.length * (o.workers > 1 ? 1 + overlap : 1);
 
   const start = (w: WorkerState) => {
     w.starts += 1;
@@ -99,8 +110,11 @@ export async function runChaos(o: ChaosOptions): Promise<Record<string, unknown>
       stdio: ['ignore', 'pipe', 'pipe'],
       env: {
         ...process.env,
-        CHAOS_BASE_PATH: server.basePath, CHAOS_LEDGER_URL: o.postgresUrl, CHAOS_TABLE_PREFIX: prefix, CHAOS_SHARE: w.share,
+        CHAOS_BASE_PATH: server.basePath, CHAOS_LEDGER_URL: o.ledgerUrl, CHAOS_TABLE_PREFIX: prefix, CHAOS_SHARE: w.share,
         CHAOS_LEASE_MS: String(o.leaseMs ?? 3_000), CHAOS_CHUNK: String(o.chunk ?? 200), CHAOS_TOKEN: TOKEN,
+        ...(o.budget ? {
+          CHAOS_BUDGET_URL: o.budget.url, CHAOS_BUDGET_POINTS: String(o.budget.points), CHAOS_BUDGET_MS: String(o.budget.durationMs), CHAOS_BUDGET_KEY: `${prefix}budget`,
+        } : {}),
       },
     });
     w.child = child;
@@ -126,6 +140,8 @@ export async function runChaos(o: ChaosOptions): Promise<Record<string, unknown>
 
   const t0 = performance.now();
   const killed: { worker: number; atProgress: number }[] = [];
+  // [ms since start, requests the fake has received], sampled every tick: request rates over time.
+  const timeline: [number, number][] = [];
   let timer: NodeJS.Timeout | undefined;
   try {
     workers.forEach(start);
@@ -136,6 +152,7 @@ export async function runChaos(o: ChaosOptions): Promise<Record<string, unknown>
       const running = workers.filter((w) => w.child && w.child.exitCode === null && w.child.signalCode === null);
       if (running.length === 0) break;
       if (Date.now() > deadline) throw new Error(`chaos run timed out; worker stderr: ${workers.map((w) => w.stderr).join('\n')}`);
+      timeline.push([Math.round(performance.now() - t0), fake.count()]);
       const progress = workers.reduce((s, w) => s + w.progress, 0);
       if (killed.length < o.kills && progress >= killAt[killed.length]!) {
         const victim = running.find((w) => w.index === killed.length % o.workers) ?? running[0]!;
@@ -158,11 +175,18 @@ export async function runChaos(o: ChaosOptions): Promise<Record<string, unknown>
       return p.key;
     });
     await keyer.close();
-    const ledger = openLedger(o.postgresUrl, { tablePrefix: prefix });
+    timeline.push([Math.round(wall), fake.count()]);
+    const ledger = openLedger(o.ledgerUrl, chaosLedgerOptions(prefix));
     const completed = new Set<string>();
+    const ledgerEntries: Record<string, number> = {};
+    let claimedAgain = 0;
     for (let after: string | undefined; ;) {
-      const page = await ledger.list({ status: 'completed', limit: 1_000, ...(after ? { after } : {}) });
-      for (const e of page) completed.add(e.key);
+      const page = await ledger.list({ limit: 1_000, ...(after ? { after } : {}) });
+      for (const e of page) {
+        ledgerEntries[e.status] = (ledgerEntries[e.status] ?? 0) + 1;
+        if (e.status === 'completed') completed.add(e.key);
+        if (e.attempts > 1) claimedAgain += 1;
+      }
       if (page.length < 1_000) break;
       after = page[page.length - 1]!.key;
     }
@@ -192,7 +216,15 @@ export async function runChaos(o: ChaosOptions): Promise<Record<string, unknown>
       lost: lostInLedger + missingInCrm,
       lostInLedger,
       missingInCrm,
+      records: { contacts: contacts.length, notes: notes.length },
+      distinct: { contacts: contactIds.size, notes: noteKeys.size },
+      /** Ledger entries by status, and how many keys were claimed more than once (a takeover). */
+      ledgerEntries,
+      claimedAgain,
       apiCalls: fake.count(),
+      /** 429s the fake's own ten-second limit sent (not injected faults). */
+      limited: fake.core.log.filter((e) => e.status === 429 && e.fault === null).length,
+      timeline,
       faults: faultCounts,
       byEndpoint: fake.counts(),
       wallSeconds: seconds(wall),
@@ -204,16 +236,35 @@ export async function runChaos(o: ChaosOptions): Promise<Record<string, unknown>
     await Promise.all(workers.map((w) => w.exit));
     await server.close();
     dir.remove();
-    await dropTables(o.postgresUrl, prefix);
+    await dropStore(o.ledgerUrl, prefix, ['entries', 'marks', 'windows', 'schema_version']);
+    if (o.budget) await dropStore(o.budget.url, prefix, ['budget']);
   }
 }
 
-async function dropTables(url: string, prefix: string): Promise<void> {
+/** Drop the run's Postgres tables (`prefix` + each name) or delete its Redis keys (everything under `prefix`). */
+async function dropStore(url: string, prefix: string, tables: string[]): Promise<void> {
+  if (/^rediss?:/i.test(url)) {
+    const { Redis } = await import('ioredis');
+    const client = new Redis(url);
+    try {
+      for (const pattern of [`{${prefix}}:*`, `${prefix}*`]) {
+        for (let cursor = '0'; ;) {
+          const [next, keys] = await client.scan(cursor, 'MATCH', pattern, 'COUNT', 1_000);
+          if (keys.length > 0) await client.del(...keys);
+          cursor = next;
+          if (cursor === '0') break;
+        }
+      }
+    } finally {
+      await client.quit();
+    }
+    return;
+  }
   const pg = (await import('pg')).default;
   const client = new pg.Client({ connectionString: url });
   await client.connect();
   try {
-    await client.query(['entries', 'marks', 'windows', 'schema_version'].map((t) => `DROP TABLE IF EXISTS "${prefix}${t}";`).join(''));
+    await client.query(tables.map((t) => `DROP TABLE IF EXISTS "${prefix}${t}";`).join(''));
   } finally {
     await client.end();
   }
@@ -245,7 +296,7 @@ if (isMain(import.meta.url)) {
     kills: numberArg('kills', 3),
     faults: CHAOS_FAULTS,
     seed: numberArg('seed', 42),
-    postgresUrl: process.env.TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/test',
+    ledgerUrl: process.env.BENCH_LEDGER_URL ?? process.env.TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/test',
     baseline: !process.argv.includes('--no-baseline'),
   }));
 }

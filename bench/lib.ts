@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { HubSpotAdapterOptions } from '../adapters/hubspot/index.js';
 import type { SalesforceAdapterOptions } from '../adapters/salesforce/salesforce-options.js';
+import type { OpenLedgerOptions } from '../src/ledger/index.js';
 import type { LedgerBackend } from '../src/ledger/types.js';
 
 // jsforce reads proxy variables at import and ignores NO_PROXY: benches talk to loopback only.
@@ -65,6 +66,11 @@ export function duplicates<T>(records: readonly T[], keyOf: (r: T) => string | u
   let extra = 0;
   for (const n of seen.values()) extra += n - 1;
   return extra;
+}
+
+/** Ledger options that keep one run's data under `prefix`: Postgres table names, Redis keys (one Cluster slot). */
+export function chaosLedgerOptions(prefix: string): OpenLedgerOptions {
+  return { tablePrefix: prefix, keyPrefix: `{${prefix}}:` };
 }
 
 /** Counts round trips per ledger method (each contract method is one round trip per call). */

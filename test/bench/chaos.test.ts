@@ -37,7 +37,7 @@ describe.skipIf(postgresUrl === undefined)('bench:chaos (short)', () => {
       kills: 1,
       faults: CHAOS_FAULTS,
       seed: 7,
-      postgresUrl: postgresUrl!,
+      ledgerUrl: postgresUrl!,
       timeoutMs: 150_000,
     });
     expect(result.kills).toHaveLength(1);
