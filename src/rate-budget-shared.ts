@@ -19,6 +19,12 @@ export interface SharedRateBudgetOptions {
   points: number;
   /** Window length in ms. Redis: sliding, at least 1000. Postgres: see below. */
   durationMs: number;
+  /**
+   * Extra ms each grant stays counted. The CRM counts a request when it arrives, not when it was
+   * granted; without a margin, a request granted the instant an older one aged out here and sent
+   * faster than that one overruns the CRM's own window (a 429 at exactly `points`). Default 250.
+   */
+  marginMs?: number;
   /** Budgets with the same prefix share one allowance (one per CRM account). Default `crm-upsert:budget`. */
   keyPrefix?: string;
   /** Postgres table holding the counters. Default `crm_upsert_rate_budget`. */
@@ -66,7 +72,8 @@ const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve,
 
 /**
  * A budget shared through Redis or Postgres: `acquire` waits (never fails) until the request
- * fits. Redis keeps a sliding window: never more than `points` acquisitions in any `durationMs`.
+ * fits. Redis keeps a sliding window: never more than `points` acquisitions in any `durationMs`
+ * (plus `marginMs`).
  * Postgres (rate-limiter-flexible's fixed windows) grants `floor(points / 2)` per window so that
  * two adjacent windows together still stay within `points` in any `durationMs`.
  */
@@ -74,6 +81,9 @@ export function sharedRateBudget(store: SharedRateStore, options: SharedRateBudg
   const { points, durationMs } = options;
   if (!Number.isInteger(points) || points < 1) throw new ConfigError('shared rate budget needs an integer points >= 1');
   if (!(durationMs >= 1000)) throw new ConfigError('shared rate budget needs durationMs >= 1000');
+  const marginMs = options.marginMs ?? 250;
+  if (!(marginMs >= 0) || !Number.isFinite(marginMs)) throw new ConfigError('shared rate budget needs a finite marginMs >= 0');
+  const windowS = (durationMs + marginMs) / 1000;
   const keyPrefix = options.keyPrefix ?? 'crm-upsert:budget';
   const closers: (() => Promise<void>)[] = [];
 
@@ -93,7 +103,7 @@ export function sharedRateBudget(store: SharedRateStore, options: SharedRateBudg
       client.on('error', () => undefined);
       closers.push(async () => { await client.quit().catch(() => client.disconnect()); });
       const limiter = new rlf.RateLimiterRedis({
-        storeClient: client, points, duration: durationMs / 1000, keyPrefix, customIncrTtlLuaScript: SLIDING_WINDOW_LUA,
+        storeClient: client, points, duration: windowS, keyPrefix, customIncrTtlLuaScript: SLIDING_WINDOW_LUA,
       });
       return { limiter, perWindow: points };
     }
@@ -111,7 +121,7 @@ export function sharedRateBudget(store: SharedRateStore, options: SharedRateBudg
     const perWindow = Math.max(1, Math.floor(points / 2));
     const limiter = await new Promise<Limiter>((resolve, reject) => {
       const l: Limiter = new rlf.RateLimiterPostgres({
-        storeClient: pool, storeType: 'pool', points: perWindow, duration: durationMs / 1000, keyPrefix,
+        storeClient: pool, storeType: 'pool', points: perWindow, duration: windowS, keyPrefix,
         tableName: options.tableName ?? 'crm_upsert_rate_budget',
       }, (err?: unknown) => (err ? reject(err) : resolve(l)));
     });

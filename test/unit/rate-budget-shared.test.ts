@@ -93,6 +93,14 @@ describe.skipIf(!redisUp)('sharedRateBudget on Redis', () => {
     expect(Date.now() - started).toBeGreaterThanOrEqual(1000 - JITTER_MS);
   });
 
+  it('keeps each grant counted for durationMs plus marginMs, so a CRM counting at arrival never sees points + 1', { timeout: 30_000 }, async () => {
+    const budget = sharedRateBudget({ redis: REDIS_URL }, { points: 2, durationMs: 1000, marginMs: 600, keyPrefix: `crm-upsert-test-${runId()}` });
+    budgets.push(budget);
+    const started = Date.now();
+    await Promise.all([budget.acquire(), budget.acquire(), budget.acquire()]);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(1600 - JITTER_MS);
+  });
+
   it('refuses a cost larger than the whole budget', async () => {
     const budget = sharedRateBudget({ redis: REDIS_URL }, { points: 2, durationMs: 1000, keyPrefix: `crm-upsert-test-${runId()}` });
     budgets.push(budget);
@@ -128,6 +136,7 @@ describe('sharedRateBudget options', () => {
     [{ points: 0, durationMs: 1000 }],
     [{ points: 1.5, durationMs: 1000 }],
     [{ points: 10, durationMs: 500 }],
+    [{ points: 10, durationMs: 1000, marginMs: -1 }],
   ])('refuses %o', (options) => {
     expect(() => sharedRateBudget({ redis: 'redis://127.0.0.1:6379' }, options)).toThrow(ConfigError);
   });
