@@ -45,6 +45,8 @@ export interface RunFigures {
   duplicates: { contacts: number; activities: number };
   /** Actions that never completed (gave up, failed). */
   lost: number;
+  /** Responses the fake dropped after committing. */
+  lostResponses: number;
   byEndpoint?: Record<string, number>;
   secondRunCalls?: number;
 }
@@ -68,6 +70,7 @@ interface Env {
   crm: Crm;
   url: string;
   calls(): number;
+  lostResponses(): number;
   counts(): Record<string, number>;
   dupes(): { contacts: number; activities: number };
   close(): Promise<void>;
@@ -81,6 +84,7 @@ async function startFake(crm: Crm, lost: number, seed: number, searchLagMs: numb
     return {
       crm, url: server.basePath,
       calls: () => fake.count(),
+      lostResponses: () => fake.core.faultCounts().lost_response,
       counts: () => fake.counts(),
       dupes: () => ({
         contacts: duplicates(fake.records('contacts'), (r) => r.properties.email),
@@ -94,6 +98,7 @@ async function startFake(crm: Crm, lost: number, seed: number, searchLagMs: numb
   return {
     crm, url: server.instanceUrl,
     calls: () => fake.count(),
+    lostResponses: () => fake.core.faultCounts().lost_response,
     counts: () => fake.counts(),
     dupes: () => ({
       contacts: duplicates(fake.records('Contact'), (r) => r.Email as string | undefined),
@@ -107,7 +112,7 @@ function figures(env: Env, approach: string, n: number, startedAt: number, lost:
   const calls = env.calls();
   return {
     approach, crm: env.crm, records: 2 * n, calls, callsPerRecord: round(calls / (2 * n), 4),
-    wallSeconds: seconds(performance.now() - startedAt), duplicates: env.dupes(), lost, ...extra,
+    wallSeconds: seconds(performance.now() - startedAt), duplicates: env.dupes(), lost, lostResponses: env.lostResponses(), ...extra,
   };
 }
 
@@ -242,7 +247,7 @@ export async function runCallsBench(o: CallsOptions): Promise<Record<string, unk
       }
     }
   }
-  const slim = (f: RunFigures) => ({ crm: f.crm, approach: f.approach, calls: f.calls, callsPerRecord: f.callsPerRecord, wallSeconds: f.wallSeconds, duplicates: f.duplicates, lost: f.lost });
+  const slim = (f: RunFigures) => ({ crm: f.crm, approach: f.approach, calls: f.calls, callsPerRecord: f.callsPerRecord, wallSeconds: f.wallSeconds, duplicates: f.duplicates, lost: f.lost, lostResponses: f.lostResponses });
   return {
     bench: 'calls',
     n: o.n,

@@ -37,7 +37,7 @@ function acceptingAdapter(): CrmAdapter & { batches(): number } {
 
 const action = (i: number) => ({ source: 'bench', eventId: `evt-${i}`, op: 'upsert', object: 'contact', externalId: `c-${i}`, fields: { email: `c${i}@bench.example`, firstname: `F${i}` } });
 
-interface Backend {
+export interface Backend {
   name: string;
   url: string;
   options: Parameters<typeof openLedger>[1];
@@ -46,7 +46,7 @@ interface Backend {
   cleanup(): Promise<void>;
 }
 
-async function sqliteBackend(): Promise<Backend> {
+export async function sqliteBackend(): Promise<Backend> {
   const dir = tempDir('replay');
   const file = `${dir.path}/ledger.db`;
   let db: Database.Database | undefined;
