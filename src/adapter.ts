@@ -51,6 +51,14 @@ export interface ActivityWrite {
   fields: Fields;
 }
 
+/**
+ * Scratch space for one batch, kept across its retries: an adapter may remember what it
+ * resolved on an earlier attempt (parent ids) so a retry does not read it again.
+ */
+export interface BatchContext {
+  readonly memo: Map<string, string>;
+}
+
 /** Per-input result, in input order. Every per-record result is read, never assumed. */
 export type WriteResult =
   | { ok: true; recordId: string; created: boolean }
@@ -74,13 +82,13 @@ export interface CrmAdapter {
    * `maxBatch`, resolving parents from their external ids in one read per call. A missing
    * parent is a per-input permanent failure naming the parent. Throws for whole-call failures.
    */
-  createActivities(object: string, writes: ActivityWrite[]): Promise<WriteResult[]>;
+  createActivities(object: string, writes: ActivityWrite[], context?: BatchContext): Promise<WriteResult[]>;
 
   /**
    * Find activities already created for these keys (read-after-write consistent: never the
    * search index alone). Returns key -> CRM record id for the ones that exist.
    */
-  findActivities(object: string, writes: ActivityWrite[]): Promise<Map<string, string>>;
+  findActivities(object: string, writes: ActivityWrite[], context?: BatchContext): Promise<Map<string, string>>;
 
   /** Turn anything the client threw into a classified, secret-free CrmError. */
   classifyError(err: unknown): CrmError;

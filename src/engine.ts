@@ -6,7 +6,7 @@ import { createHash } from 'node:crypto';
 import { actionSchema, type Action } from '../schemas/action.js';
 import { checkAgainstObjects } from '../schemas/objects.js';
 import { formatZodIssues } from '../schemas/parse.js';
-import type { ActivityWrite, CrmAdapter, FieldValue, Fields, RecordWrite, WriteResult } from './adapter.js';
+import type { ActivityWrite, BatchContext, CrmAdapter, FieldValue, Fields, RecordWrite, WriteResult } from './adapter.js';
 import { planBatches, runPool, type Batch } from './batcher.js';
 import { dedupeWindow, windowId } from './dedupe-window.js';
 import { CrmError, CrmSyncError, KeyConflictError, ValidationError, serializeError, type SerializedError, type ValidationIssue } from './errors.js';
@@ -220,7 +220,7 @@ export function createSync(options: SyncOptions): Sync {
   }
 
   /** One CRM write per group, with retries, batch splitting and activity recovery. */
-  async function runWrites(batch: Batch<Item>, groups: Item[][]): Promise<{ results: WriteResult[]; attempts: number }> {
+  async function runWrites(batch: Batch<Item>, groups: Item[][], context: BatchContext = { memo: new Map() }): Promise<{ results: WriteResult[]; attempts: number }> {
     const results: (WriteResult | undefined)[] = new Array(groups.length);
     const writes = groups.map((group) => {
       const lead = group[0]!.action;
@@ -247,7 +247,7 @@ export function createSync(options: SyncOptions): Sync {
         if (stopped && now() < stopped.until) throw stopped.error;
         let pending = open();
         if (batch.op === 'create' && ambiguous && !adapter.capabilities.nativeActivityUpsert) {
-          const found = await call(() => adapter.findActivities(batch.object, pending.map((i) => writes[i] as ActivityWrite)));
+          const found = await call(() => adapter.findActivities(batch.object, pending.map((i) => writes[i] as ActivityWrite), context));
           for (const i of pending) {
             const recordId = found.get(writes[i]!.key);
             if (recordId) results[i] = { ok: true, recordId, created: true };
@@ -259,7 +259,7 @@ export function createSync(options: SyncOptions): Sync {
         const res = await call(() =>
           batch.op === 'upsert'
             ? adapter.upsertRecords(batch.object, pending.map((i) => writes[i] as RecordWrite))
-            : adapter.createActivities(batch.object, pending.map((i) => writes[i] as ActivityWrite)),
+            : adapter.createActivities(batch.object, pending.map((i) => writes[i] as ActivityWrite), context),
         );
         let retryable: CrmError | undefined;
         pending.forEach((wi, j) => {
@@ -280,7 +280,7 @@ export function createSync(options: SyncOptions): Sync {
         if (crm.splittable && pending.length > 1) {
           const half = Math.ceil(pending.length / 2);
           for (const part of [pending.slice(0, half), pending.slice(half)]) {
-            const sub = await runWrites(batch, part.map((i) => groups[i]!));
+            const sub = await runWrites(batch, part.map((i) => groups[i]!), context);
             part.forEach((wi, j) => (results[wi] = sub.results[j]));
             attempts += sub.attempts;
           }

@@ -9,7 +9,7 @@ export { openLedger } from './ledger/index.js';
 export { memoryLedger } from './ledger/memory.js';
 export type * from './ledger/types.js';
 export { EntryStatus } from './ledger/types.js';
-export type { CrmAdapter, AdapterCapabilities, ObjectSpec, RecordWrite, ActivityWrite, WriteResult, Fields, FieldValue } from './adapter.js';
+export type { CrmAdapter, AdapterCapabilities, ObjectSpec, RecordWrite, ActivityWrite, WriteResult, BatchContext, Fields, FieldValue } from './adapter.js';
 export {
   CrmSyncError,
   ConfigError,

@@ -6,7 +6,7 @@
  * per-record result read and mapped back by objectWriteTraceId.
  */
 import { Client } from '@hubspot/api-client';
-import type { ActivityWrite, CrmAdapter, Fields, ObjectSpec, RecordWrite, WriteResult } from '../../src/adapter.js';
+import type { ActivityWrite, BatchContext, CrmAdapter, Fields, ObjectSpec, RecordWrite, WriteResult } from '../../src/adapter.js';
 import { CrmError, CrmErrorKind, registerSecret } from '../../src/errors.js';
 import type { RateBudget } from '../../src/rate-budget.js';
 import type { HubSpotObjectConfig } from '../../schemas/config.js';
@@ -116,11 +116,17 @@ export function hubspotAdapter(options: HubSpotAdapterOptions): CrmAdapter {
     return c as Extract<HubSpotObjectConfig, { kind: K }>;
   };
 
-  /** External id -> HubSpot id for the parents of these writes, one batch read per parent object type and chunk. */
-  const resolveParents = async (writes: ActivityWrite[]): Promise<Map<string, string>> => {
-    const found = new Map<string, string>();
+  /**
+   * External id -> HubSpot id for the parents of these writes, one batch read per parent object
+   * type and chunk; ids found on an earlier attempt of the same batch come from `context`.
+   */
+  const resolveParents = async (writes: ActivityWrite[], context?: BatchContext): Promise<Map<string, string>> => {
+    const found = context?.memo ?? new Map<string, string>();
     const byObject = new Map<string, Set<string>>();
-    for (const w of writes) byObject.set(w.parent.object, (byObject.get(w.parent.object) ?? new Set()).add(w.parent.externalId));
+    for (const w of writes) {
+      if (found.has(`${w.parent.object}\u0000${w.parent.externalId}`)) continue;
+      byObject.set(w.parent.object, (byObject.get(w.parent.object) ?? new Set()).add(w.parent.externalId));
+    }
     for (const [object, ids] of byObject) {
       const parent = config(object, 'record');
       const all = [...ids];
@@ -156,10 +162,10 @@ export function hubspotAdapter(options: HubSpotAdapterOptions): CrmAdapter {
       return mapBatch(res, writes.map((w) => w.externalId), c.idProperty, (r) => r._new === true);
     },
 
-    async createActivities(object: string, writes: ActivityWrite[]): Promise<WriteResult[]> {
+    async createActivities(object: string, writes: ActivityWrite[], context?: BatchContext): Promise<WriteResult[]> {
       const c = config(object, 'activity');
       if (writes.length === 0) return [];
-      const parents = await resolveParents(writes.filter((w) => c.parents[w.parent.object] !== undefined));
+      const parents = await resolveParents(writes.filter((w) => c.parents[w.parent.object] !== undefined), context);
       const out: (WriteResult | undefined)[] = writes.map(() => undefined);
       const pending: number[] = [];
       const inputs: CreateInput[] = [];
@@ -189,13 +195,13 @@ export function hubspotAdapter(options: HubSpotAdapterOptions): CrmAdapter {
       return out.map((r) => r ?? { ok: false, error: noResult() });
     },
 
-    async findActivities(object: string, writes: ActivityWrite[]): Promise<Map<string, string>> {
+    async findActivities(object: string, writes: ActivityWrite[], context?: BatchContext): Promise<Map<string, string>> {
       // Read-after-write consistent path: parent -> its associated activities (v4) -> their key
       // property. Search would be one call, but its index lags writes by seconds.
       const c = config(object, 'activity');
       const found = new Map<string, string>();
       if (writes.length === 0) return found;
-      const parents = await resolveParents(writes.filter((w) => c.parents[w.parent.object] !== undefined));
+      const parents = await resolveParents(writes.filter((w) => c.parents[w.parent.object] !== undefined), context);
       const candidates = new Set<string>();
       const byParentObject = new Map<string, Set<string>>();
       for (const w of writes) {

@@ -52,6 +52,21 @@ describe.each(fronts)('createSync with hubspotAdapter over %s', (front) => {
     await sync.close();
   });
 
+  it('reads the parents of a note batch once across its retries', async () => {
+    h = await harness(front);
+    const sync = createSync({ adapter: h.adapter, ledger: openLedger('memory:'), retry: fast });
+    await sync.applyMany([upsert(1), upsert(2)]);
+    h.fake.failNext('server_error', { endpoint: 'notes/batch/create' });
+    h.fake.failNext('lost_response', { endpoint: 'notes/batch/create' });
+    const outcomes = await sync.applyMany([noteOn('evt-p1', 'C-1'), noteOn('evt-p2', 'C-2')]);
+    expect(statuses(outcomes)).toEqual({ created: 2 });
+    expect(h.fake.count('notes/batch/create')).toBe(2);
+    expect(h.fake.count('associations')).toBe(2);
+    expect(h.fake.count('contacts/batch/read')).toBe(1);
+    expect(h.fake.records('notes')).toHaveLength(2);
+    await sync.close();
+  });
+
   it('recovers a note whose create response was lost through the association, with search lagging 30 s', async () => {
     h = await harness(front, { searchLagMs: 30_000 });
     const sync = createSync({ adapter: h.adapter, ledger: openLedger('memory:'), retry: fast });

@@ -30,6 +30,21 @@ describe.each(fronts)('createSync with salesforceAdapter (jsforce 3.10.16) over 
     await sync.close();
   });
 
+  it('queries the parents of a task batch once across its retries', async () => {
+    h = await harness(front);
+    const sync = createSync({ adapter: h.adapter, ledger: openLedger('memory:'), retry: fast });
+    await sync.applyMany([upsert(1), upsert(2)]);
+    const queries = h.fake.count('GET /query');
+    h.fake.failNext('server_error', { endpoint: 'composite/sobjects/Task' });
+    h.fake.failNext('lost_response', { endpoint: 'composite/sobjects/Task' });
+    const outcomes = await sync.applyMany([taskOn('evt-p1', 'C-1'), taskOn('evt-p2', 'C-2')]);
+    expect(statuses(outcomes)).toEqual({ created: 2 });
+    expect(h.fake.count('composite/sobjects/Task')).toBe(3);
+    expect(h.fake.count('GET /query') - queries).toBe(1);
+    expect(h.fake.records('Task')).toHaveLength(2);
+    await sync.close();
+  });
+
   const awkward = [
     'slash/inside',
     'query?x=1&y=2',
