@@ -13,6 +13,11 @@ export interface LocalRateBudgetOptions {
   points: number;
   /** Window length in ms (sliding). */
   durationMs: number;
+  /**
+   * Each send stays counted this much longer than `durationMs`. The CRM counts a request when it
+   * arrives, not when it was sent, so without a margin send-time jitter draws 429s. Default 250.
+   */
+  marginMs?: number;
   /** Injected clock (ms). Default Date.now. */
   now?: () => number;
   /** Injected sleep. Default setTimeout. */
@@ -23,8 +28,11 @@ const realSleep = (ms: number) => new Promise<void>((resolve) => setTimeout(reso
 
 /** A sliding-window budget for one process: never more than `points` sends in any `durationMs`. */
 export function localRateBudget(options: LocalRateBudgetOptions): RateBudget {
-  const { points, durationMs } = options;
-  if (!(points > 0) || !(durationMs > 0)) throw new RangeError('rate budget needs points > 0 and durationMs > 0');
+  const { points } = options;
+  if (!(points > 0) || !(options.durationMs > 0)) throw new RangeError('rate budget needs points > 0 and durationMs > 0');
+  const marginMs = options.marginMs ?? 250;
+  if (!(marginMs >= 0) || !Number.isFinite(marginMs)) throw new RangeError('rate budget needs a finite marginMs >= 0');
+  const durationMs = options.durationMs + marginMs;
   const now = options.now ?? Date.now;
   const sleep = options.sleep ?? realSleep;
   const sent: number[] = [];
