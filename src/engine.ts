@@ -151,6 +151,12 @@ function definedFields(fields: Record<string, FieldValue | undefined> | undefine
   return Object.fromEntries(Object.entries(fields).filter(([, v]) => v !== undefined)) as Record<string, FieldValue>;
 }
 
+/** A claim taken straight from a failed entry whose write surely never reached the CRM. */
+function surelyUnwritten(entry: LedgerEntry): boolean {
+  const failure = entry.error as { possiblyWritten?: boolean; token?: number } | null;
+  return failure?.possiblyWritten === false && failure.token === entry.token - 1;
+}
+
 function storedOutcome(key: string, entry: LedgerEntry, status: OutcomeStatus): Outcome {
   const result = (entry.result ?? {}) as Partial<StoredResult>;
   return { key, status, ...(result.recordId ? { recordId: result.recordId } : {}), attempts: 0 };
@@ -196,11 +202,16 @@ export function createSync(options: SyncOptions): Sync {
     return item;
   }
 
-  async function failEntries(items: Item[], error: (item: Item) => SerializedError): Promise<void> {
+  /**
+   * Failed entries keep the action (for retry-failed), the token they failed under and whether
+   * the write may have reached the CRM: a later claim that follows directly (token + 1) of an
+   * entry that surely wrote nothing needs no lookup before creating.
+   */
+  async function failEntries(items: Item[], error: (item: Item) => SerializedError, possiblyWritten: boolean): Promise<void> {
     const owned = items.filter((i) => i.token !== undefined);
     if (owned.length === 0) return;
     await ledger.fail(
-      owned.map((i) => ({ key: i.key, token: i.token!, error: { ...error(i), action: i.action } as unknown as Json })),
+      owned.map((i) => ({ key: i.key, token: i.token!, error: { ...error(i), action: i.action, token: i.token!, possiblyWritten } as unknown as Json })),
       now(),
     );
   }
@@ -220,7 +231,7 @@ export function createSync(options: SyncOptions): Sync {
   }
 
   /** One CRM write per group, with retries, batch splitting and activity recovery. */
-  async function runWrites(batch: Batch<Item>, groups: Item[][], context: BatchContext = { memo: new Map() }): Promise<{ results: WriteResult[]; attempts: number }> {
+  async function runWrites(batch: Batch<Item>, groups: Item[][], context: BatchContext = { memo: new Map() }): Promise<{ results: WriteResult[]; attempts: number; ambiguous: boolean }> {
     const results: (WriteResult | undefined)[] = new Array(groups.length);
     const writes = groups.map((group) => {
       const lead = group[0]!.action;
@@ -283,17 +294,18 @@ export function createSync(options: SyncOptions): Sync {
             const sub = await runWrites(batch, part.map((i) => groups[i]!), context);
             part.forEach((wi, j) => (results[wi] = sub.results[j]));
             attempts += sub.attempts;
+            ambiguous ||= sub.ambiguous;
           }
         } else {
           for (const i of pending) results[i] = { ok: false, error: crm };
         }
       }
     }
-    return { results: results.map((r) => r ?? { ok: false, error: new CrmError('write was not attempted', { vendor: adapter.name, kind: 'transient' }) }), attempts };
+    return { results: results.map((r) => r ?? { ok: false, error: new CrmError('write was not attempted', { vendor: adapter.name, kind: 'transient' }) }), attempts, ambiguous };
   }
 
   async function executeBatch(batch: Batch<Item>): Promise<void> {
-    const { results, attempts } = await runWrites(batch, batch.groups);
+    const { results, attempts, ambiguous } = await runWrites(batch, batch.groups);
     const done: Item[] = [];
     const failed: Item[] = [];
     batch.groups.forEach((group, g) => {
@@ -311,7 +323,7 @@ export function createSync(options: SyncOptions): Sync {
       });
     });
     await completeEntries(done);
-    await failEntries(failed, (i) => i.outcome!.error!);
+    await failEntries(failed, (i) => i.outcome!.error!, ambiguous);
     await window.settle(
       [...done, ...failed].filter((i) => i.windowId).map((i) => ({ id: i.windowId!, owner: i.key, written: i.outcome!.status !== 'failed' })),
       now(),
@@ -322,7 +334,7 @@ export function createSync(options: SyncOptions): Sync {
     switch (claim.outcome) {
       case 'claimed':
         item.token = claim.token;
-        item.recovered = claim.entry.attempts > 1;
+        item.recovered = claim.entry.attempts > 1 && !surelyUnwritten(claim.entry);
         return undefined;
       case 'completed':
         return storedOutcome(item.key, claim.entry, item.keyless ? 'suppressed' : 'replayed');
@@ -442,7 +454,7 @@ export function createSync(options: SyncOptions): Sync {
         }
       }
       await completeEntries(follow.done);
-      await failEntries(follow.failed, (i) => i.outcome!.error!);
+      await failEntries(follow.failed, (i) => i.outcome!.error!, false);
       if (follow.yielded.length > 0) await ledger.release(follow.yielded.map((i) => ({ key: i.key, token: i.token! })), now());
     }
 

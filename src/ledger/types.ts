@@ -55,7 +55,7 @@ export interface ClaimRequest {
   key: string;
   fingerprint: string;
   leaseMs: number;
-  /** Take a `failed` entry (retry-failed); otherwise a failed entry is reported, not taken. */
+  /** Take a `failed` entry (retry-failed), keeping its `error` until completion; otherwise a failed entry is reported, not taken. */
   retryFailed?: boolean;
   /** Also return the mark stored under this id (the engine's "last written fields" hash). */
   markId?: string;

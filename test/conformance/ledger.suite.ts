@@ -100,6 +100,8 @@ export function describeLedgerConformance(
         const retried = await claimOne(req('k1', { retryFailed: true }), T0 + 3);
         expect(retried).toMatchObject({ outcome: 'claimed', token: 2 });
         expect(retried.entry).toMatchObject({ status: 'in_progress', attempts: 2, leaseUntil: T0 + 3 + LEASE });
+        // The engine reads the failure it takes over (was the write possibly sent?): it must survive the claim.
+        expect(retried.entry.error).toEqual({ code: 'CRM', message: 'boom' });
       });
 
       it.each([

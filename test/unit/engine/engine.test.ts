@@ -153,6 +153,45 @@ describe('createSync', () => {
     expect(crm.calls.upsert).toBe(1);
   });
 
+  it('retries a note that failed before reaching the CRM without looking it up first', async () => {
+    const { crm, sync } = setup();
+    expect((await sync.apply(note(1, 'early'))).status).toBe('failed');
+    await sync.apply(contact(1));
+    const retried = await sync.apply(note(1, 'early'));
+    expect(retried.status).toBe('created');
+    expect(crm.calls.find).toBe(0);
+    expect(crm.activities('note')).toHaveLength(1);
+  });
+
+  it('looks a note up when the worker that retried it died mid-create', async () => {
+    const clock = { t: T0 };
+    const ledger = memoryLedger();
+    const { sync, crm } = setup({ clock, ledger, leaseMs: 1_000 });
+    const action = note(1, 'retried');
+    expect((await sync.apply(action)).status).toBe('failed');
+    await sync.apply(contact(1));
+    const prepared = sync.prepare(action) as { key: string; fingerprint: string };
+    // Worker A takes the failed entry over, its create commits, and it dies before completing.
+    await ledger.claim([{ key: prepared.key, fingerprint: prepared.fingerprint, leaseMs: 1_000, retryFailed: true }], clock.t);
+    await crm.adapter.createActivities('note', [{ key: prepared.key, object: 'note', parent: { object: 'contact', externalId: 'zd-1' }, fields: { body: 'retried' } }]);
+    clock.t += 1_001;
+    const outcome = await sync.apply(action);
+    expect(outcome.status).toBe('created');
+    expect(crm.calls.find).toBe(1);
+    expect(crm.activities('note')).toHaveLength(1);
+  });
+
+  it('looks a note up before retrying it when its failure may have reached the CRM', async () => {
+    const { crm, sync } = setup();
+    await sync.apply(contact(1));
+    crm.failNext('lost_response', { op: 'create' });
+    crm.failNext('server_error', { op: 'find', times: 7 });
+    expect((await sync.apply(note(1, 'maybe written'))).status).toBe('failed');
+    const retried = await sync.apply(note(1, 'maybe written'));
+    expect(retried.status).toBe('created');
+    expect(crm.activities('note')).toHaveLength(1);
+  });
+
   it('reports unchanged, with no API call, for a new key that writes what was last written', async () => {
     const { crm, sync } = setup();
     const first = await sync.apply(contact(1));
