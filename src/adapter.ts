@@ -1,5 +1,5 @@
 /**
- * The CrmAdapter contract: what a CRM must offer the engine. Types and docs only.
+ * The CrmAdapter contract: what a CRM must offer the engine (types, docs and one key helper).
  *
  * The engine owns everything that must not vary between CRMs: keys, the ledger, the dedupe
  * window, batching, coalescing, retries (p-retry), splitting a batch to isolate one bad input,
@@ -52,12 +52,17 @@ export interface ActivityWrite {
 }
 
 /**
- * Scratch space for one batch, kept across its retries: an adapter may remember what it
- * resolved on an earlier attempt (parent ids) so a retry does not read it again.
+ * Scratch space for one batch, kept across its retries. `memo` maps `parentMemoKey(object,
+ * externalId)` to the parent's CRM id: the engine seeds it with records it upserted earlier in
+ * the same call, and an adapter adds what it resolved, so neither a retry nor a note on a
+ * contact written a moment ago reads the parent again.
  */
 export interface BatchContext {
   readonly memo: Map<string, string>;
 }
+
+/** The `BatchContext.memo` key of a parent record. */
+export const parentMemoKey = (object: string, externalId: string): string => `${object}\u0000${externalId}`;
 
 /** Per-input result, in input order. Every per-record result is read, never assumed. */
 export type WriteResult =

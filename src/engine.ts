@@ -6,7 +6,7 @@ import { createHash } from 'node:crypto';
 import { actionSchema, type Action } from '../schemas/action.js';
 import { checkAgainstObjects } from '../schemas/objects.js';
 import { formatZodIssues } from '../schemas/parse.js';
-import type { ActivityWrite, BatchContext, CrmAdapter, FieldValue, Fields, RecordWrite, WriteResult } from './adapter.js';
+import { parentMemoKey, type ActivityWrite, type BatchContext, type CrmAdapter, type FieldValue, type Fields, type RecordWrite, type WriteResult } from './adapter.js';
 import { planBatches, runPool, type Batch } from './batcher.js';
 import { dedupeWindow, windowId } from './dedupe-window.js';
 import { CrmError, CrmSyncError, KeyConflictError, ValidationError, serializeError, type SerializedError, type ValidationIssue } from './errors.js';
@@ -304,8 +304,15 @@ export function createSync(options: SyncOptions): Sync {
     return { results: results.map((r) => r ?? { ok: false, error: new CrmError('write was not attempted', { vendor: adapter.name, kind: 'transient' }) }), attempts, ambiguous };
   }
 
-  async function executeBatch(batch: Batch<Item>): Promise<void> {
-    const { results, attempts, ambiguous } = await runWrites(batch, batch.groups);
+  async function executeBatch(batch: Batch<Item>, written: ReadonlyMap<string, string>): Promise<void> {
+    // Parents upserted earlier in this call need no read: their ids were just confirmed by the CRM.
+    const memo = new Map<string, string>();
+    for (const group of batch.groups) {
+      const parent = group[0]!.action.target;
+      const id = parent && written.get(parentMemoKey(parent.object, parent.externalId));
+      if (id) memo.set(parentMemoKey(parent!.object, parent!.externalId), id);
+    }
+    const { results, attempts, ambiguous } = await runWrites(batch, batch.groups, { memo });
     const done: Item[] = [];
     const failed: Item[] = [];
     batch.groups.forEach((group, g) => {
@@ -436,8 +443,12 @@ export function createSync(options: SyncOptions): Sync {
       }, Math.max(100, leaseMs / 3));
       renewal.unref();
       try {
+        const written = new Map<string, string>();
         for (const op of ['upsert', 'create'] as const) {
-          await runPool(batches.filter((b) => b.op === op).map((b) => () => executeBatch(b)), concurrency);
+          await runPool(batches.filter((b) => b.op === op).map((b) => () => executeBatch(b, written)), concurrency);
+          if (op === 'upsert') {
+            for (const i of toWrite) if (i.op === 'upsert' && i.outcome?.recordId && WRITTEN.has(i.outcome.status)) written.set(parentMemoKey(i.object, i.action.externalId!), i.outcome.recordId);
+          }
         }
       } finally {
         clearInterval(renewal);

@@ -10,6 +10,7 @@ export { memoryLedger } from './ledger/memory.js';
 export type * from './ledger/types.js';
 export { EntryStatus } from './ledger/types.js';
 export type { CrmAdapter, AdapterCapabilities, ObjectSpec, RecordWrite, ActivityWrite, WriteResult, BatchContext, Fields, FieldValue } from './adapter.js';
+export { parentMemoKey } from './adapter.js';
 export {
   CrmSyncError,
   ConfigError,

@@ -6,7 +6,7 @@
  * per-record result read and mapped back by objectWriteTraceId.
  */
 import { Client } from '@hubspot/api-client';
-import type { ActivityWrite, BatchContext, CrmAdapter, Fields, ObjectSpec, RecordWrite, WriteResult } from '../../src/adapter.js';
+import { parentMemoKey, type ActivityWrite, type BatchContext, type CrmAdapter, type Fields, type ObjectSpec, type RecordWrite, type WriteResult } from '../../src/adapter.js';
 import { CrmError, CrmErrorKind, registerSecret } from '../../src/errors.js';
 import type { RateBudget } from '../../src/rate-budget.js';
 import type { HubSpotObjectConfig } from '../../schemas/config.js';
@@ -124,7 +124,7 @@ export function hubspotAdapter(options: HubSpotAdapterOptions): CrmAdapter {
     const found = context?.memo ?? new Map<string, string>();
     const byObject = new Map<string, Set<string>>();
     for (const w of writes) {
-      if (found.has(`${w.parent.object}\u0000${w.parent.externalId}`)) continue;
+      if (found.has(parentMemoKey(w.parent.object, w.parent.externalId))) continue;
       byObject.set(w.parent.object, (byObject.get(w.parent.object) ?? new Set()).add(w.parent.externalId));
     }
     for (const [object, ids] of byObject) {
@@ -136,7 +136,7 @@ export function hubspotAdapter(options: HubSpotAdapterOptions): CrmAdapter {
         );
         for (const r of res.results ?? []) {
           const ext = r.properties?.[parent.idProperty];
-          if (ext) found.set(`${object}\u0000${ext}`, String(r.id));
+          if (ext) found.set(parentMemoKey(object, ext), String(r.id));
         }
       }
     }
@@ -175,7 +175,7 @@ export function hubspotAdapter(options: HubSpotAdapterOptions): CrmAdapter {
           out[i] = { ok: false, error: new CrmError(`${w.parent.object} is not a configured parent of ${object}`, { vendor: 'hubspot', kind: CrmErrorKind.permanent }) };
           return;
         }
-        const parentId = parents.get(`${w.parent.object}\u0000${w.parent.externalId}`);
+        const parentId = parents.get(parentMemoKey(w.parent.object, w.parent.externalId));
         if (!parentId) {
           out[i] = { ok: false, error: parentMissing(w, config(w.parent.object, 'record')) };
           return;
@@ -205,7 +205,7 @@ export function hubspotAdapter(options: HubSpotAdapterOptions): CrmAdapter {
       const candidates = new Set<string>();
       const byParentObject = new Map<string, Set<string>>();
       for (const w of writes) {
-        const id = parents.get(`${w.parent.object}\u0000${w.parent.externalId}`);
+        const id = parents.get(parentMemoKey(w.parent.object, w.parent.externalId));
         if (id) byParentObject.set(w.parent.object, (byParentObject.get(w.parent.object) ?? new Set()).add(id));
       }
       for (const [parentObject, ids] of byParentObject) {

@@ -3,7 +3,7 @@
  * sObject Collections API, over jsforce 3.10.16. One HTTP attempt per call: the engine owns retries.
  */
 import { Connection } from 'jsforce';
-import type { ActivityWrite, BatchContext, CrmAdapter, ObjectSpec, RecordWrite, WriteResult } from '../../src/adapter.js';
+import { parentMemoKey, type ActivityWrite, type BatchContext, type CrmAdapter, type ObjectSpec, type RecordWrite, type WriteResult } from '../../src/adapter.js';
 import { ConfigError, CrmError, CrmErrorKind, registerSecret } from '../../src/errors.js';
 import { classifySalesforceError, dailyLimitStop, recordError, type ClassifyContext, type ResponseInfo, type SalesforceRecordError } from './salesforce-errors.js';
 import { resolveSalesforceOptions, type SalesforceAdapterOptions, type SalesforceConnection, type SalesforceHttpRequest, type SalesforceObjectConfig } from './salesforce-options.js';
@@ -202,26 +202,25 @@ export function salesforceAdapter(options: SalesforceAdapterOptions): Salesforce
       const results: WriteResult[] = new Array(writes.length);
       // Parent ids found on an earlier attempt of this batch are not queried again.
       const memo = context?.memo ?? new Map<string, string>();
-      const memoKey = (parent: string, value: string) => `${parent}\u0000${value}`;
       const byParent = new Map<string, string[]>();
       writes.forEach((w, i) => {
         if (!(w.parent.object in s.parents)) {
           results[i] = { ok: false, error: new CrmError(`${object} cannot attach to "${w.parent.object}": configure objects.${object}.parents.${w.parent.object}`, { vendor: VENDOR, kind: CrmErrorKind.permanent, vendorCode: 'PARENT_NOT_CONFIGURED' }) };
         } else if (!w.key) {
           results[i] = { ok: false, error: missingValue(`${s.sobject}.${s.externalIdField}`) };
-        } else if (!memo.has(memoKey(w.parent.object, w.parent.externalId))) {
+        } else if (!memo.has(parentMemoKey(w.parent.object, w.parent.externalId))) {
           byParent.set(w.parent.object, [...(byParent.get(w.parent.object) ?? []), w.parent.externalId]);
         }
       });
       for (const [parent, values] of byParent) {
         const p = spec(parent, 'record');
-        for (const [value, id] of await idsByValue(p.sobject, p.externalIdField, values)) memo.set(memoKey(parent, value), id);
+        for (const [value, id] of await idsByValue(p.sobject, p.externalIdField, values)) memo.set(parentMemoKey(parent, value), id);
       }
       const sendIdx: number[] = [];
       const records: Array<Record<string, unknown>> = [];
       writes.forEach((w, i) => {
         if (results[i]) return;
-        const parentId = memo.get(memoKey(w.parent.object, w.parent.externalId));
+        const parentId = memo.get(parentMemoKey(w.parent.object, w.parent.externalId));
         if (!parentId) {
           const p = spec(w.parent.object, 'record');
           results[i] = {

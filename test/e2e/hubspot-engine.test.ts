@@ -52,6 +52,17 @@ describe.each(fronts)('createSync with hubspotAdapter over %s', (front) => {
     await sync.close();
   });
 
+  it('creates notes on contacts upserted in the same call without reading the contacts back', async () => {
+    h = await harness(front);
+    const sync = createSync({ adapter: h.adapter, ledger: openLedger('memory:'), retry: fast });
+    const outcomes = await sync.applyMany([noteOn('evt-s1', 'C-1'), upsert(1), noteOn('evt-s2', 'C-2'), upsert(2)]);
+    expect(outcomes.map((o) => o.status)).toEqual(['created', 'created', 'created', 'created']);
+    expect(h.fake.count('contacts/batch/read')).toBe(0);
+    const contactIds = h.fake.records('contacts').map((c) => c.id);
+    expect(h.fake.records('notes').map((n) => n.associations.contacts?.[0]?.id)).toEqual(contactIds);
+    await sync.close();
+  });
+
   it('reads the parents of a note batch once across its retries', async () => {
     h = await harness(front);
     const sync = createSync({ adapter: h.adapter, ledger: openLedger('memory:'), retry: fast });

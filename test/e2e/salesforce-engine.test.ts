@@ -30,6 +30,16 @@ describe.each(fronts)('createSync with salesforceAdapter (jsforce 3.10.16) over 
     await sync.close();
   });
 
+  it('upserts tasks on contacts written in the same call without querying the contacts', async () => {
+    h = await harness(front);
+    const sync = createSync({ adapter: h.adapter, ledger: openLedger('memory:'), retry: fast });
+    const outcomes = await sync.applyMany([taskOn('evt-s1', 'C-1'), upsert(1), upsert(2), taskOn('evt-s2', 'C-2')]);
+    expect(statuses(outcomes)).toEqual({ created: 4 });
+    expect(h.fake.count('GET /query')).toBe(0);
+    expect(h.fake.records('Task').map((t) => t.WhoId)).toEqual(h.fake.records('Contact').map((c) => c.Id));
+    await sync.close();
+  });
+
   it('queries the parents of a task batch once across its retries', async () => {
     h = await harness(front);
     const sync = createSync({ adapter: h.adapter, ledger: openLedger('memory:'), retry: fast });
