@@ -45,6 +45,12 @@ export interface ChaosOptions {
   chunk?: number;
   /** Give up (and kill every worker) after this long. */
   timeoutMs?: number;
+  /**
+   * Stop every worker (SIGKILL) this long after the fake's first request, finished or not: for
+   * rate measurements that must not run out of work. The result then has `stopped: true`, and
+   * `lost` counts what was never reached. Default: run to the end.
+   */
+  runForMs?: number;
 }
 
 export const CHAOS_FAULTS: FaultOptions = { lostResponse: 0.1, rateLimit: 0.05, serverError: 0.03, reset: 0.02, retryAfterSeconds: 1 };
@@ -143,6 +149,8 @@ export async function runChaos(o: ChaosOptions): Promise<Record<string, unknown>
   // [ms since start, requests the fake has received], sampled every tick: request rates over time.
   const timeline: [number, number][] = [];
   let timer: NodeJS.Timeout | undefined;
+  let firstRequestAt: number | undefined;
+  let stopped = false;
   try {
     workers.forEach(start);
     const deadline = Date.now() + (o.timeoutMs ?? 10 * 60_000);
@@ -153,6 +161,13 @@ export async function runChaos(o: ChaosOptions): Promise<Record<string, unknown>
       if (running.length === 0) break;
       if (Date.now() > deadline) throw new Error(`chaos run timed out; worker stderr: ${workers.map((w) => w.stderr).join('\n')}`);
       timeline.push([Math.round(performance.now() - t0), fake.count()]);
+      if (firstRequestAt === undefined && fake.count() > 0) firstRequestAt = performance.now();
+      if (o.runForMs !== undefined && firstRequestAt !== undefined && performance.now() - firstRequestAt >= o.runForMs) {
+        stopped = true;
+        for (const w of running) w.child!.kill('SIGKILL');
+        await Promise.all(running.map((w) => w.exit));
+        break;
+      }
       const progress = workers.reduce((s, w) => s + w.progress, 0);
       if (killed.length < o.kills && progress >= killAt[killed.length]!) {
         const victim = running.find((w) => w.index === killed.length % o.workers) ?? running[0]!;
@@ -165,7 +180,7 @@ export async function runChaos(o: ChaosOptions): Promise<Record<string, unknown>
     }
     const wall = performance.now() - t0;
     const unfinished = workers.filter((w) => !w.done);
-    if (unfinished.length > 0) throw new Error(`workers ${unfinished.map((w) => w.index).join(', ')} exited without finishing: ${unfinished.map((w) => w.stderr).join('\n')}`);
+    if (!stopped && unfinished.length > 0) throw new Error(`workers ${unfinished.map((w) => w.index).join(', ')} exited without finishing: ${unfinished.map((w) => w.stderr).join('\n')}`);
 
     // Verify: every distinct action completed in the ledger and present in the CRM, once.
     const keyer = createSync({ adapter: hubspotAdapter({ accessToken: TOKEN, basePath: server.basePath, objects: hubspotObjects }), ledger: openLedger('memory:') });
@@ -208,6 +223,7 @@ export async function runChaos(o: ChaosOptions): Promise<Record<string, unknown>
       deliveries: deliveries.length,
       workers: o.workers,
       kills: killed,
+      stopped,
       workerStarts: workers.reduce((s, w) => s + w.starts, 0),
       duplicates: {
         contacts: duplicates(contacts, (c) => c.properties.ai_external_id),
