@@ -4,31 +4,13 @@
  * SIGKILLed mid-run and restarted. Nothing is duplicated and nothing is lost. Asserts
  * correctness only, never speed. In CI an unreachable Postgres fails this file.
  */
-import pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import { CHAOS_FAULTS, runChaos } from '../../bench/chaos.js';
-import { POSTGRES_URLS, requireService } from '../helpers/services.js';
+import { postgresUrl } from '../helpers/services.js';
 
-async function reachablePostgres(): Promise<string> {
-  const errors: string[] = [];
-  for (const url of POSTGRES_URLS) {
-    const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 2_000 });
-    try {
-      await client.connect();
-      await client.query('SELECT 1');
-      return url;
-    } catch (err) {
-      errors.push(`${url.replace(/:[^:@/]*@/, ':***@')}: ${(err as Error).message}`);
-    } finally {
-      await client.end().catch(() => undefined);
-    }
-  }
-  throw new Error(errors.join('; '));
-}
+const url = await postgresUrl();
 
-const postgresUrl = await requireService('postgres', reachablePostgres, 10_000);
-
-describe.skipIf(postgresUrl === undefined)('bench:chaos (short)', () => {
+describe.skipIf(url === undefined)('bench:chaos (short)', () => {
   it('ends with 0 duplicates and 0 lost actions across worker processes, faults and a SIGKILL', async () => {
     const result = await runChaos({
       actions: 1_000,
@@ -37,7 +19,7 @@ describe.skipIf(postgresUrl === undefined)('bench:chaos (short)', () => {
       kills: 1,
       faults: CHAOS_FAULTS,
       seed: 7,
-      ledgerUrl: postgresUrl!,
+      ledgerUrl: url!,
       timeoutMs: 150_000,
     });
     expect(result.kills).toHaveLength(1);

@@ -1,25 +1,10 @@
 import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
 import { migrate, postgresLedger } from '../../src/ledger/postgres.js';
-import { POSTGRES_URLS, requireService, runId } from '../helpers/services.js';
+import { postgresUrl, runId } from '../helpers/services.js';
 import { describeLedgerConformance, describeMultiProcessClaims } from './ledger.suite.js';
 
-const url = await requireService('postgres', async () => {
-  const errors: string[] = [];
-  for (const candidate of POSTGRES_URLS) {
-    const client = new pg.Client({ connectionString: candidate, connectionTimeoutMillis: 3000 });
-    try {
-      await client.connect();
-      await client.query('SELECT 1');
-      return candidate;
-    } catch (err) {
-      errors.push((err as Error).message);
-    } finally {
-      await client.end().catch(() => undefined);
-    }
-  }
-  throw new Error(errors.join('; '));
-});
+const url = await postgresUrl();
 
 const pool = url ? new pg.Pool({ connectionString: url, max: 20 }) : undefined;
 const prefixes: string[] = [];

@@ -3,6 +3,8 @@
  * service skips those tests with a message saying why; in CI (CI=true) it fails them instead,
  * so a green CI run never hides a skipped backend.
  */
+import { Redis } from 'ioredis';
+import pg from 'pg';
 export const POSTGRES_URLS = [
   process.env.TEST_POSTGRES_URL,
   'postgres://postgres@127.0.0.1:5432/test',
@@ -38,3 +40,38 @@ export async function requireService<T>(name: string, probe: () => Promise<T>, t
     clearTimeout(timer);
   }
 }
+
+async function reachablePostgres(): Promise<string> {
+  const errors: string[] = [];
+  for (const url of POSTGRES_URLS) {
+    const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 2_000 });
+    try {
+      await client.connect();
+      await client.query('SELECT 1');
+      return url;
+    } catch (err) {
+      errors.push(`${url.replace(/:[^:@/]*@/, ':***@')}: ${(err as Error).message}`);
+    } finally {
+      await client.end().catch(() => undefined);
+    }
+  }
+  throw new Error(errors.join('; '));
+}
+
+async function reachableRedis(): Promise<string> {
+  const client = new Redis(REDIS_URL, { lazyConnect: true, maxRetriesPerRequest: 0, connectTimeout: 3_000 });
+  client.on('error', () => undefined);
+  try {
+    await client.connect();
+    await client.ping();
+    return REDIS_URL;
+  } finally {
+    client.disconnect();
+  }
+}
+
+/** The first Postgres URL that answers; undefined (skip) when none does, a failure in CI. */
+export const postgresUrl = (): Promise<string | undefined> => requireService('postgres', reachablePostgres, 10_000);
+
+/** REDIS_URL when Redis answers; undefined (skip) when it does not, a failure in CI. */
+export const redisUrl = (): Promise<string | undefined> => requireService(`redis at ${REDIS_URL}`, reachableRedis, 10_000);

@@ -3,34 +3,10 @@ import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ConfigError } from '../../src/errors.js';
 import { sharedRateBudget, type SharedRateBudget } from '../../src/rate-budget-shared.js';
-import { POSTGRES_URLS, REDIS_URL, requireService, runId } from '../helpers/services.js';
+import { postgresUrl as findPostgres, REDIS_URL, redisUrl, runId } from '../helpers/services.js';
 
-const redisUp = await requireService(`redis at ${REDIS_URL}`, async () => {
-  const c = new Redis(REDIS_URL, { lazyConnect: true, maxRetriesPerRequest: 0, connectTimeout: 3000 });
-  c.on('error', () => undefined);
-  try {
-    await c.connect();
-    await c.ping();
-    return true;
-  } finally {
-    c.disconnect();
-  }
-});
-
-const postgresUrl = await requireService('postgres', async () => {
-  for (const url of POSTGRES_URLS) {
-    const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 3000 });
-    try {
-      await client.connect();
-      return url;
-    } catch {
-      // next candidate
-    } finally {
-      await client.end().catch(() => undefined);
-    }
-  }
-  throw new Error(`none of ${POSTGRES_URLS.length} candidate URLs answered`);
-});
+const redisUp = await redisUrl();
+const postgresUrl = await findPostgres();
 
 /** Most acquisitions that resolved inside any window of `windowMs`. */
 function busiestWindow(times: number[], windowMs: number): number {
