@@ -24,7 +24,9 @@ const env = (name: string): string => {
 
 const DONE = new Set<OutcomeStatus>(['created', 'updated', 'unchanged', 'replayed', 'suppressed']);
 const MAX_ROUNDS = 40;
-const ROUND_PAUSE_MS = 500;
+// Rounds back off like a scheduled job re-run would (0.5 s, 0.75 s, ... up to 4 s): a note whose
+// contact another worker has not written yet waits for it instead of re-reading it every 0.5 s.
+const roundPauseMs = (round: number) => Math.min(4_000, 500 * 1.5 ** (round - 1));
 
 const share = JSON.parse(readFileSync(env('CHAOS_SHARE'), 'utf8')) as unknown[];
 const chunk = Number(process.env.CHAOS_CHUNK ?? 200);
@@ -47,7 +49,7 @@ let pending = share;
 let done = 0;
 let rounds = 0;
 for (; rounds < MAX_ROUNDS && pending.length > 0; rounds++) {
-  if (rounds > 0) await new Promise((r) => setTimeout(r, ROUND_PAUSE_MS));
+  if (rounds > 0) await new Promise((r) => setTimeout(r, roundPauseMs(rounds)));
   const again: unknown[] = [];
   for (let i = 0; i < pending.length; i += chunk) {
     const part = pending.slice(i, i + chunk);
