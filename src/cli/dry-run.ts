@@ -74,10 +74,10 @@ function readableLedger(url: string): LedgerBackend | undefined {
 
 export async function dryRun(file: string, config: Config, flags: SyncFlags): Promise<number> {
   const input = await openInput(file);
-  // No request is made, so a placeholder token lets a dry run work without credentials.
+  // A dry run sends no request, so it needs no credentials: the adapter gets a token it never uses.
   const env = { ...process.env };
-  env.HUBSPOT_ACCESS_TOKEN ||= 'dry-run-placeholder';
-  env.SF_ACCESS_TOKEN ||= 'dry-run-placeholder';
+  env.HUBSPOT_ACCESS_TOKEN ||= 'dry-run-sends-nothing';
+  env.SF_ACCESS_TOKEN ||= 'dry-run-sends-nothing';
   env.SF_INSTANCE_URL ||= 'https://dry-run.invalid';
   const adapter = await buildAdapter(config, env);
   // The engine is used only for prepare() (validation and keys); it never sees the real ledger.
