@@ -6,36 +6,18 @@ import { createHash } from 'node:crypto';
 import { actionSchema, type Action } from '../schemas/action.js';
 import { checkAgainstObjects } from '../schemas/objects.js';
 import { formatZodIssues } from '../schemas/parse.js';
-import { parentMemoKey, type ActivityWrite, type BatchContext, type CrmAdapter, type FieldValue, type Fields, type RecordWrite, type WriteResult } from './adapter.js';
+import { parentMemoKey, type ActivityWrite, type BatchContext, type CrmAdapter, type Fields, type RecordWrite, type WriteResult } from './adapter.js';
 import { planBatches, runPool, type Batch } from './batcher.js';
 import { dedupeWindow, windowId } from './dedupe-window.js';
-import { CrmError, CrmSyncError, KeyConflictError, ValidationError, serializeError, type SerializedError, type ValidationIssue } from './errors.js';
-import { childKey, deriveKey, eventKey, fingerprintOf, DEFAULT_BUCKET_MS } from './key.js';
+import { CrmError, KeyConflictError, ValidationError, type SerializedError, type ValidationIssue } from './errors.js';
+import { deriveKey, fingerprintOf, DEFAULT_BUCKET_MS } from './key.js';
 import type { ClaimResult, Json, LedgerBackend, LedgerEntry } from './ledger/types.js';
 import { PendingItemsError, withRetry, type RetryOptions } from './retry.js';
+import { guardedSteps, type Handler, type HandleEvent, type HandleResult } from './guarded.js';
+import { OutcomeStatus, type Outcome } from './outcome.js';
 
-export const OutcomeStatus = {
-  created: 'created',
-  updated: 'updated',
-  unchanged: 'unchanged',
-  replayed: 'replayed',
-  inFlight: 'in_flight',
-  suppressed: 'suppressed',
-  rejected: 'rejected',
-  failed: 'failed',
-} as const;
-export type OutcomeStatus = (typeof OutcomeStatus)[keyof typeof OutcomeStatus];
-
-export interface Outcome {
-  /** The action's idempotency key ('' when the action was too malformed to derive one). */
-  key: string;
-  status: OutcomeStatus;
-  recordId?: string;
-  /** Why it was rejected or failed: secret-free, with the field path for validation errors. */
-  error?: SerializedError;
-  /** CRM write attempts made for it in this call (0 for replays, suppressions, unchanged, rejections). */
-  attempts: number;
-}
+export { OutcomeStatus, type Outcome } from './outcome.js';
+export type { HandleContext, HandleEvent, HandleResult, HandlerAction } from './guarded.js';
 
 export interface SyncOptions {
   adapter: CrmAdapter;
@@ -64,37 +46,10 @@ export interface SyncOptions {
   sleep?: (ms: number) => Promise<void>;
 }
 
-export interface HandleEvent {
-  source: string;
-  eventId: string;
-  occurredAt?: string;
-}
-
-/**
- * An action returned from a handler: source, eventId and occurredAt come from the event.
- * A field whose value is `undefined` is left out (as in JSON).
- */
-export type HandlerAction = Omit<Action, 'source' | 'eventId' | 'occurredAt' | 'fields'> &
-  Partial<Pick<Action, 'source' | 'eventId' | 'occurredAt'>> & { fields: Record<string, FieldValue | undefined> };
-
-export interface HandleContext {
-  key: string;
-  event: HandleEvent;
-  /** Run `fn` at most once for this event and step name; a replay returns the stored (JSON) value. */
-  once<T>(name: string, fn: () => Promise<T> | T): Promise<T>;
-}
-
-export interface HandleResult {
-  key: string;
-  /** completed: this call ran the handler; replayed: it ran before; in_flight: another worker is running it; failed: some action failed. */
-  status: 'completed' | 'replayed' | 'in_flight' | 'failed';
-  outcomes: Outcome[];
-}
-
 export interface Sync {
   apply(action: unknown): Promise<Outcome>;
   applyMany(actions: readonly unknown[]): Promise<Outcome[]>;
-  handle(event: HandleEvent, fn: (ctx: HandleContext) => Promise<readonly HandlerAction[] | void> | readonly HandlerAction[] | void): Promise<HandleResult>;
+  handle(event: HandleEvent, fn: Handler): Promise<HandleResult>;
   /** A guarded side effect outside `handle`: `fn` runs at most once per `key`. */
   once<T>(key: string, fn: () => Promise<T> | T): Promise<T>;
   /** Validate and key an action without claiming or writing anything. */
@@ -144,11 +99,6 @@ const sha = (value: unknown) => createHash('sha256').update(JSON.stringify(value
 /** Hash of the fields as the CRM will store them (key order does not matter). */
 function fieldsHash(fields: Fields): string {
   return sha(Object.keys(fields).sort().map((k) => [k, fields[k]]));
-}
-
-function definedFields(fields: Record<string, FieldValue | undefined> | undefined): Record<string, FieldValue> | undefined {
-  if (!fields || typeof fields !== 'object') return fields as undefined;
-  return Object.fromEntries(Object.entries(fields).filter(([, v]) => v !== undefined)) as Record<string, FieldValue>;
 }
 
 /** A claim taken straight from a failed entry whose write surely never reached the CRM. */
@@ -481,61 +431,7 @@ export function createSync(options: SyncOptions): Sync {
     return outcomes;
   }
 
-  async function once<T>(key: string, fn: () => Promise<T> | T): Promise<T> {
-    const fingerprint = sha(['once', key]);
-    for (;;) {
-      const [claim] = await ledger.claim([{ key, fingerprint, leaseMs, retryFailed: true }], now());
-      if (claim!.outcome === 'completed') return ((claim!.entry.result as { v?: unknown } | null)?.v ?? undefined) as T;
-      if (claim!.outcome === 'conflict') throw new KeyConflictError(key, claim!.entry);
-      if (claim!.outcome === 'in_progress') {
-        // A stalled worker holds this step: wait for its result or for its lease to run out.
-        await sleep(Math.max(10, Math.min(1_000, (claim!.entry.leaseUntil ?? 0) - now())));
-        continue;
-      }
-      const token = claim!.token!;
-      let value: T;
-      try {
-        value = await fn();
-      } catch (err) {
-        await ledger.fail([{ key, token, error: serializeError(err) as unknown as Json }], now());
-        throw err;
-      }
-      await ledger.complete([{ key, token, result: { v: (value ?? null) as unknown as Json }, retentionMs }], now());
-      return value;
-    }
-  }
-
-  async function handle(event: HandleEvent, fn: (ctx: HandleContext) => Promise<readonly HandlerAction[] | void> | readonly HandlerAction[] | void): Promise<HandleResult> {
-    if (!event?.source || !event.eventId) throw new ValidationError([{ path: event?.source ? 'eventId' : 'source', message: 'is required to handle an event' }]);
-    const key = eventKey(event);
-    const [claim] = await ledger.claim([{ key, fingerprint: sha(['event', event.source, event.eventId]), leaseMs, retryFailed: true }], now());
-    if (claim!.outcome === 'completed') {
-      const stored = (claim!.entry.result as { outcomes?: Outcome[] } | null)?.outcomes ?? [];
-      return { key, status: 'replayed', outcomes: stored.map((o) => ({ ...o, status: 'replayed', attempts: 0 })) };
-    }
-    if (claim!.outcome === 'in_progress') return { key, status: 'in_flight', outcomes: [] };
-    if (claim!.outcome === 'conflict') throw new KeyConflictError(key, claim!.entry);
-    const token = claim!.token!;
-    const ctx: HandleContext = { key, event, once: (name, step) => once(childKey(key, name), step) };
-    let outcomes: Outcome[];
-    try {
-      const actions = (await fn(ctx)) ?? [];
-      outcomes = await applyMany(
-        actions.map((a) => ({ ...a, fields: definedFields(a.fields), source: a.source ?? event.source, eventId: a.eventId ?? event.eventId, ...(a.occurredAt ?? event.occurredAt ? { occurredAt: a.occurredAt ?? event.occurredAt } : {}) })),
-      );
-    } catch (err) {
-      await ledger.fail([{ key, token, error: serializeError(err) as unknown as Json }], now());
-      throw err;
-    }
-    const bad = outcomes.filter((o) => o.status === 'failed' || o.status === 'rejected' || o.status === 'in_flight');
-    const summary = outcomes.map(({ key: k, status, recordId }) => ({ key: k, status, ...(recordId ? { recordId } : {}) }));
-    if (bad.length > 0) {
-      await ledger.fail([{ key, token, error: { code: 'ACTIONS_INCOMPLETE', message: `${bad.length} of ${outcomes.length} actions did not complete`, outcomes: summary } as unknown as Json }], now());
-      return { key, status: 'failed', outcomes };
-    }
-    await ledger.complete([{ key, token, result: { outcomes: summary } as unknown as Json, retentionMs }], now());
-    return { key, status: 'completed', outcomes };
-  }
+  const { once, handle } = guardedSteps({ ledger, applyMany, leaseMs, retentionMs, now, sleep });
 
   return {
     adapter,
@@ -552,4 +448,3 @@ export function createSync(options: SyncOptions): Sync {
   };
 }
 
-export { CrmSyncError };

@@ -4,6 +4,7 @@
  */
 export { createSync, OutcomeStatus } from './engine.js';
 export type { Sync, SyncOptions, Outcome, HandleEvent, HandleContext, HandleResult, HandlerAction, Prepared } from './engine.js';
+export type { Handler } from './guarded.js';
 export { deriveKey, childKey, eventKey, fingerprintOf, periodBucket, identityOf, KEY_VERSION, MAX_KEY_LENGTH, type KeyOptions } from './key.js';
 export { openLedger } from './ledger/index.js';
 export { memoryLedger } from './ledger/memory.js';
