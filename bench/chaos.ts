@@ -280,7 +280,8 @@ async function dropStore(url: string, prefix: string, tables: string[]): Promise
   const client = new pg.Client({ connectionString: url });
   await client.connect();
   try {
-    await client.query(tables.map((t) => `DROP TABLE IF EXISTS "${prefix}${t}";`).join(''));
+    // A shared budget on Postgres also leaves its `<table>_take` function.
+    await client.query(tables.map((t) => `DROP TABLE IF EXISTS "${prefix}${t}"; DROP FUNCTION IF EXISTS "${prefix}${t}_take";`).join(''));
   } finally {
     await client.end();
   }

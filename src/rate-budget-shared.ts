@@ -1,7 +1,8 @@
 /**
  * A request budget shared by every worker of one CRM account (HubSpot's 10-second limit is
- * per account, so a limiter inside one process cannot see the others), kept in Redis or
- * Postgres through rate-limiter-flexible. Drivers load on the first `acquire`, never on import.
+ * per account, so a limiter inside one process cannot see the others): a sliding-window log in
+ * Redis (through rate-limiter-flexible's script hook) or in a Postgres table (one function call
+ * per grant). Drivers load on the first `acquire`, never on import.
  */
 import type { Redis } from 'ioredis';
 import type { Pool } from 'pg';
@@ -17,7 +18,7 @@ export type SharedRateStore =
 export interface SharedRateBudgetOptions {
   /** Requests allowed per window, across all workers sharing `keyPrefix`. */
   points: number;
-  /** Window length in ms. Redis: sliding, at least 1000. Postgres: see below. */
+  /** Window length in ms (sliding), at least 1000. */
   durationMs: number;
   /**
    * Extra ms each grant stays counted. The CRM counts a request when it arrives, not when it was
@@ -27,7 +28,7 @@ export interface SharedRateBudgetOptions {
   marginMs?: number;
   /** Budgets with the same prefix share one allowance (one per CRM account). Default `crm-upsert:budget`. */
   keyPrefix?: string;
-  /** Postgres table holding the counters. Default `crm_upsert_rate_budget`. */
+  /** Postgres table holding the grants (and `<table>_take`, the function that takes them). Default `crm_upsert_rate_budget`. */
   tableName?: string;
 }
 
@@ -64,18 +65,42 @@ if oldest[2] then wait = tonumber(oldest[2]) + windowMs - now + 1 end
 return {points + cost, math.max(1, wait)}
 `;
 
-interface Limiter {
-  consume(key: string, points?: number): Promise<unknown>;
-}
+/** Take `cost` grants: resolves to 0 when granted, else the ms to wait before asking again. */
+type Take = (cost: number) => Promise<number>;
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 /**
+ * The same sliding-window log in Postgres: one row per grant, taken under a transaction-scoped
+ * advisory lock on the key so concurrent workers count one after another. Returns 0 when granted,
+ * else the ms to wait until enough grants age out. Time is the database's clock, shared by all.
+ */
+const postgresTakeFunction = (table: string) => `
+CREATE TABLE IF NOT EXISTS "${table}" (key text NOT NULL, at bigint NOT NULL);
+CREATE INDEX IF NOT EXISTS "${table}_key_at" ON "${table}" (key, at);
+CREATE OR REPLACE FUNCTION "${table}_take"(k text, cost int, pts int, window_ms bigint) RETURNS bigint
+LANGUAGE plpgsql AS $fn$
+DECLARE
+  now_ms bigint := floor(extract(epoch FROM clock_timestamp()) * 1000);
+  n int;
+  oldest bigint;
+BEGIN
+  PERFORM pg_advisory_xact_lock(hashtext('${table}:' || k));
+  DELETE FROM "${table}" WHERE key = k AND at <= now_ms - window_ms;
+  SELECT count(*) INTO n FROM "${table}" WHERE key = k;
+  IF n + cost <= pts THEN
+    INSERT INTO "${table}" (key, at) SELECT k, now_ms FROM generate_series(1, cost);
+    RETURN 0;
+  END IF;
+  SELECT at INTO oldest FROM "${table}" WHERE key = k ORDER BY at OFFSET (n + cost - pts - 1) LIMIT 1;
+  RETURN greatest(1, oldest + window_ms - now_ms + 1);
+END
+$fn$;`;
+
+/**
  * A budget shared through Redis or Postgres: `acquire` waits (never fails) until the request
- * fits. Redis keeps a sliding window: never more than `points` acquisitions in any `durationMs`
+ * fits. Both keep a sliding window: never more than `points` acquisitions in any `durationMs`
  * (plus `marginMs`).
- * Postgres (rate-limiter-flexible's fixed windows) grants `floor(points / 2)` per window so that
- * two adjacent windows together still stay within `points` in any `durationMs`.
  */
 export function sharedRateBudget(store: SharedRateStore, options: SharedRateBudgetOptions): SharedRateBudget {
   const { points, durationMs } = options;
@@ -87,8 +112,7 @@ export function sharedRateBudget(store: SharedRateStore, options: SharedRateBudg
   const keyPrefix = options.keyPrefix ?? 'crm-upsert:budget';
   const closers: (() => Promise<void>)[] = [];
 
-  const build = async (): Promise<{ limiter: Limiter; perWindow: number }> => {
-    const rlf = await import('rate-limiter-flexible');
+  const build = async (): Promise<Take> => {
     if ('redis' in store) {
       const { Redis: RedisClient } = await import('ioredis');
       let client: Redis;
@@ -102,10 +126,21 @@ export function sharedRateBudget(store: SharedRateStore, options: SharedRateBudg
       }
       client.on('error', () => undefined);
       closers.push(async () => { await client.quit().catch(() => client.disconnect()); });
+      const rlf = await import('rate-limiter-flexible');
       const limiter = new rlf.RateLimiterRedis({
         storeClient: client, points, duration: windowS, keyPrefix, customIncrTtlLuaScript: SLIDING_WINDOW_LUA,
       });
-      return { limiter, perWindow: points };
+      return async (cost) => {
+        try {
+          await limiter.consume('crm', cost);
+          return 0;
+        } catch (refusal) {
+          // rate-limiter-flexible rejects with its result (msBeforeNext) when over, with an Error when the store failed.
+          const wait = (refusal as { msBeforeNext?: unknown }).msBeforeNext;
+          if (refusal instanceof Error || typeof wait !== 'number') throw refusal;
+          return Math.max(1, wait);
+        }
+      };
     }
     let pool: Pool;
     if (typeof store.postgres === 'string') {
@@ -118,42 +153,52 @@ export function sharedRateBudget(store: SharedRateStore, options: SharedRateBudg
     } else {
       pool = store.postgres;
     }
-    const perWindow = Math.max(1, Math.floor(points / 2));
-    const limiter = await new Promise<Limiter>((resolve, reject) => {
-      const l: Limiter = new rlf.RateLimiterPostgres({
-        storeClient: pool, storeType: 'pool', points: perWindow, duration: windowS, keyPrefix,
-        tableName: options.tableName ?? 'crm_upsert_rate_budget',
-      }, (err?: unknown) => (err ? reject(err) : resolve(l)));
-    });
-    return { limiter, perWindow };
+    const table = options.tableName ?? 'crm_upsert_rate_budget';
+    if (!/^[A-Za-z_][A-Za-z0-9_]{0,50}$/.test(table)) throw new ConfigError(`shared rate budget tableName "${table}" must be a plain identifier`);
+    const client = await pool.connect();
+    try {
+      // Several workers may start at once: one creates the table and function, the others wait.
+      await client.query('BEGIN');
+      await client.query(`SELECT pg_advisory_xact_lock(hashtext('crm-upsert-budget-ddl:${table}'))`);
+      await client.query(postgresTakeFunction(table));
+      await client.query('COMMIT');
+    } catch (err) {
+      await client.query('ROLLBACK').catch(() => undefined);
+      throw err;
+    } finally {
+      client.release();
+    }
+    const windowMs = Math.round(windowS * 1000);
+    return async (cost) => {
+      const res = await pool.query<{ wait: string }>(`SELECT "${table}_take"($1, $2, $3, $4) AS wait`, [`${keyPrefix}:crm`, cost, points, windowMs]);
+      return Number(res.rows[0]!.wait);
+    };
   };
 
-  let ready: Promise<{ limiter: Limiter; perWindow: number }> | undefined;
+  let ready: Promise<Take> | undefined;
   let queue: Promise<void> = Promise.resolve();
 
   const take = async (cost: number) => {
+    if (cost > points) throw new RangeError(`a cost of ${cost} can never fit a budget of ${points} per window`);
     ready ??= build().catch((err: unknown) => {
       ready = undefined;
       throw err;
     });
-    let setup: { limiter: Limiter; perWindow: number };
+    let takeGrants: Take;
     try {
-      setup = await ready;
+      takeGrants = await ready;
     } catch (err) {
       throw new LedgerError(`shared rate budget cannot connect: ${(err as Error).message}`, { cause: err });
     }
-    if (cost > setup.perWindow) throw new RangeError(`a cost of ${cost} can never fit a budget of ${setup.perWindow} per window`);
     for (;;) {
+      let wait: number;
       try {
-        await setup.limiter.consume('crm', cost);
-        return;
+        wait = await takeGrants(cost);
       } catch (err) {
-        const wait = (err as { msBeforeNext?: unknown }).msBeforeNext;
-        if (err instanceof Error || typeof wait !== 'number') {
-          throw new LedgerError(`shared rate budget failed: ${(err as Error)?.message ?? String(err)}`, { cause: err });
-        }
-        await sleep(Math.max(1, wait));
+        throw new LedgerError(`shared rate budget failed: ${(err as Error)?.message ?? String(err)}`, { cause: err });
       }
+      if (wait <= 0) return;
+      await sleep(wait);
     }
   };
 

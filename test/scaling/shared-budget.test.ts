@@ -4,8 +4,7 @@
  * limit is also 100 (50 ms latency per request, so the workers send one request after another,
  * not one burst). The fake never has to refuse a request, and over a 20 s steady window (after
  * the first 10 s, which start with a full allowance) the workers use at least 90% of what the
- * budget grants: all of it on Redis (sliding window), half of it on Postgres (fixed windows at
- * floor(points / 2), see src/rate-budget-shared.ts). The workers have more work than fits and are
+ * budget grants (a sliding window on Redis and on Postgres). The workers have more work than fits and are
  * stopped after 31 s of requests, so the figures do not depend on how many calls an action takes.
  */
 import { describe, expect, it } from 'vitest';
@@ -19,7 +18,7 @@ const STEADY_MS = 20_000;
 
 const stores = [
   { name: 'Redis', url: await redisUrl(), granted: POINTS },
-  { name: 'Postgres', url: await postgresUrl(), granted: Math.floor(POINTS / 2) },
+  { name: 'Postgres', url: await postgresUrl(), granted: POINTS },
 ];
 
 /** Requests the fake had received by `ms` since the start, from the run's sampled timeline. */
