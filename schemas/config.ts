@@ -93,12 +93,23 @@ export const salesforceConfigSchema = z
     }),
   );
 
+/** A request budget shared by every process syncing into one CRM account (Redis or Postgres). */
+export const sharedRateBudgetSchema = z.strictObject({
+  url: z.string().regex(/^(rediss?|postgres(ql)?):\/\//, 'must be a redis://, rediss://, postgres:// or postgresql:// URL'),
+  points: z.number().int().positive(),
+  durationMs: z.number().int().min(1000, 'must be at least 1000'),
+  /** Processes with the same prefix share one allowance: one per CRM account. */
+  keyPrefix: z.string().min(1).optional(),
+});
+
 export const configSchema = z
   .strictObject({
     crm: z.enum(['hubspot', 'salesforce']),
     ledger: z.string().min(1).default('sqlite:.crm-upsert/ledger.db'),
     dedupeWindowMs: z.number().int().nonnegative().default(600_000),
     leaseMs: z.number().int().positive().optional(),
+    /** Replaces the adapter's in-process budget (hubspot.rateLimit) with one shared across processes. */
+    sharedRateBudget: sharedRateBudgetSchema.optional(),
     hubspot: hubspotConfigSchema.optional(),
     salesforce: salesforceConfigSchema.optional(),
   })

@@ -7,6 +7,7 @@ import { readFile } from 'node:fs/promises';
 import { configSchema, type Config } from '../../schemas/config.js';
 import { formatZodIssues } from '../../schemas/parse.js';
 import type { CrmAdapter } from '../adapter.js';
+import type { RateBudget } from '../rate-budget.js';
 import { ConfigError, registerSecret } from '../errors.js';
 import { openLedger } from '../ledger/index.js';
 import type { LedgerBackend } from '../ledger/types.js';
@@ -60,33 +61,48 @@ export async function loadConfig(path: string): Promise<Config> {
  */
 export async function buildAdapter(config: Config, env: NodeJS.ProcessEnv = process.env): Promise<CrmAdapter> {
   try {
-    if (config.crm === 'hubspot') {
-      const hs = config.hubspot!;
-      const accessToken = env.HUBSPOT_ACCESS_TOKEN;
-      if (!accessToken) throw new UsageError('HUBSPOT_ACCESS_TOKEN is not set: export the private-app access token in the environment (it never goes in the config file)');
-      registerSecret(accessToken);
-      const { hubspotAdapter } = await import('../../adapters/hubspot/index.js');
-      return hubspotAdapter({ accessToken, objects: hs.objects, ...(hs.basePath ? { basePath: hs.basePath } : {}), ...(hs.rateLimit ? { rateLimit: hs.rateLimit } : {}) });
+    const shared = config.sharedRateBudget;
+    if (shared) {
+      // Every process pointing at the same store and prefix spends one account-wide allowance.
+      const { sharedRateBudget } = await import('../rate-budget-shared.js');
+      const budget = sharedRateBudget(/^rediss?:/.test(shared.url) ? { redis: shared.url } : { postgres: shared.url }, {
+        points: shared.points, durationMs: shared.durationMs, keyPrefix: shared.keyPrefix ?? `crm-upsert:budget:${config.crm}`,
+      });
+      const adapter = await buildVendorAdapter(config, env, budget);
+      return { ...adapter, close: async () => { await adapter.close?.(); await budget.close(); } };
     }
-    const sf = config.salesforce!;
-    const accessToken = env.SF_ACCESS_TOKEN;
-    const instanceUrl = sf.instanceUrl ?? env.SF_INSTANCE_URL;
-    if (!accessToken) throw new UsageError('SF_ACCESS_TOKEN is not set: export the Salesforce access token in the environment (it never goes in the config file)');
-    if (!instanceUrl) throw new UsageError('salesforce.instanceUrl is not set: put it in the config file or set SF_INSTANCE_URL');
-    registerSecret(accessToken);
-    const { salesforceAdapter } = await import('../../adapters/salesforce/index.js');
-    return salesforceAdapter({
-      accessToken,
-      instanceUrl,
-      objects: sf.objects,
-      ...(sf.apiVersion ? { apiVersion: sf.apiVersion } : {}),
-      ...(sf.dailyLimitShare !== undefined ? { dailyLimitShare: sf.dailyLimitShare } : {}),
-      ...(sf.allowDuplicateSave !== undefined ? { allowDuplicateSave: sf.allowDuplicateSave } : {}),
-    });
+    return await buildVendorAdapter(config, env);
   } catch (err) {
     if (err instanceof ConfigError) throw new UsageError(err.message.replace(/^\[crm-upsert\] /, ''));
     throw err;
   }
+}
+
+async function buildVendorAdapter(config: Config, env: NodeJS.ProcessEnv, rateBudget?: RateBudget): Promise<CrmAdapter> {
+  if (config.crm === 'hubspot') {
+    const hs = config.hubspot!;
+    const accessToken = env.HUBSPOT_ACCESS_TOKEN;
+    if (!accessToken) throw new UsageError('HUBSPOT_ACCESS_TOKEN is not set: export the private-app access token in the environment (it never goes in the config file)');
+    registerSecret(accessToken);
+    const { hubspotAdapter } = await import('../../adapters/hubspot/index.js');
+    return hubspotAdapter({ accessToken, objects: hs.objects, ...(hs.basePath ? { basePath: hs.basePath } : {}), ...(hs.rateLimit ? { rateLimit: hs.rateLimit } : {}), ...(rateBudget ? { rateBudget } : {}) });
+  }
+  const sf = config.salesforce!;
+  const accessToken = env.SF_ACCESS_TOKEN;
+  const instanceUrl = sf.instanceUrl ?? env.SF_INSTANCE_URL;
+  if (!accessToken) throw new UsageError('SF_ACCESS_TOKEN is not set: export the Salesforce access token in the environment (it never goes in the config file)');
+  if (!instanceUrl) throw new UsageError('salesforce.instanceUrl is not set: put it in the config file or set SF_INSTANCE_URL');
+  registerSecret(accessToken);
+  const { salesforceAdapter } = await import('../../adapters/salesforce/index.js');
+  return salesforceAdapter({
+    accessToken,
+    instanceUrl,
+    objects: sf.objects,
+    ...(sf.apiVersion ? { apiVersion: sf.apiVersion } : {}),
+    ...(sf.dailyLimitShare !== undefined ? { dailyLimitShare: sf.dailyLimitShare } : {}),
+    ...(sf.allowDuplicateSave !== undefined ? { allowDuplicateSave: sf.allowDuplicateSave } : {}),
+    ...(rateBudget ? { rateBudget } : {}),
+  });
 }
 
 /** The ledger URL in effect: --ledger wins over the config. */

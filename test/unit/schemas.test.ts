@@ -46,6 +46,11 @@ describe('config schema', () => {
     expect(issues(configSchema, { crm: 'salesforce', hubspot }).map((i) => i.path)).toContain('salesforce');
   });
 
+  it('names a shared rate budget URL that is not Redis or Postgres', () => {
+    const found = issues(configSchema, { crm: 'hubspot', hubspot, sharedRateBudget: { url: 'http://x', points: 100, durationMs: 10_000 } });
+    expect(found.map((i) => i.path)).toEqual(['sharedRateBudget.url']);
+  });
+
   it('names an unknown top-level property', () => {
     expect(issues(configSchema, { crm: 'hubspot', hubspot, dedupeWindow: 5 }).map((i) => i.path)).toContain('dedupeWindow');
   });
