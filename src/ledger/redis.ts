@@ -71,11 +71,24 @@ for i, r in ipairs(reqs) do
 end
 return out`;
 
-const COMPLETE = `${PRELUDE}
+/**
+ * A fenced batch script: for each request {key, token, ...}, run `body` when the entry is in
+ * progress with that token (and `also` holds), answering 1, else 0.
+ */
+const fencedScript = (body: string, { head = '', also = '' }: { head?: string; also?: string } = {}) => `${PRELUDE}
+${head}
 for i, r in ipairs(reqs) do
   local ek = P .. 'e:' .. r[1]
-  if fenced(ek, r[2]) then
-    redis.call('HSET', ek, 'st', 'completed', 'res', r[3], 'ua', fmt(now))
+  if fenced(ek, r[2])${also} then
+${body}
+    out[i] = 1
+  else
+    out[i] = 0
+  end
+end
+return out`;
+
+const COMPLETE = fencedScript(`    redis.call('HSET', ek, 'st', 'completed', 'res', r[3], 'ua', fmt(now))
     redis.call('HDEL', ek, 'err', 'lease')
     if r[4] then
       redis.call('HSET', ek, 'exp', fmt(now + r[4]))
@@ -84,51 +97,17 @@ for i, r in ipairs(reqs) do
     else
       redis.call('HDEL', ek, 'exp')
     end
-    if r[5] then redis.call('SET', P .. 'm:' .. r[5], r[6]) end
-    out[i] = 1
-  else
-    out[i] = 0
-  end
-end
-return out`;
+    if r[5] then redis.call('SET', P .. 'm:' .. r[5], r[6]) end`);
 
-const FAIL = `${PRELUDE}
-for i, r in ipairs(reqs) do
-  local ek = P .. 'e:' .. r[1]
-  if fenced(ek, r[2]) then
-    redis.call('HSET', ek, 'st', 'failed', 'err', r[3], 'ua', fmt(now))
-    redis.call('HDEL', ek, 'lease')
-    out[i] = 1
-  else
-    out[i] = 0
-  end
-end
-return out`;
+const FAIL = fencedScript(`    redis.call('HSET', ek, 'st', 'failed', 'err', r[3], 'ua', fmt(now))
+    redis.call('HDEL', ek, 'lease')`);
 
-const RELEASE = `${PRELUDE}
-for i, r in ipairs(reqs) do
-  local ek = P .. 'e:' .. r[1]
-  if fenced(ek, r[2]) then
-    redis.call('HSET', ek, 'lease', fmt(now), 'ua', fmt(now))
-    out[i] = 1
-  else
-    out[i] = 0
-  end
-end
-return out`;
+const RELEASE = fencedScript(`    redis.call('HSET', ek, 'lease', fmt(now), 'ua', fmt(now))`);
 
-const RENEW = `${PRELUDE}
-local leaseMs = tonumber(ARGV[4])
-for i, r in ipairs(reqs) do
-  local ek = P .. 'e:' .. r[1]
-  if fenced(ek, r[2]) and (tonumber(redis.call('HGET', ek, 'lease')) or 0) > now then
-    redis.call('HSET', ek, 'lease', fmt(now + leaseMs), 'ua', fmt(now))
-    out[i] = 1
-  else
-    out[i] = 0
-  end
-end
-return out`;
+const RENEW = fencedScript(`    redis.call('HSET', ek, 'lease', fmt(now + leaseMs), 'ua', fmt(now))`, {
+  head: 'local leaseMs = tonumber(ARGV[4])',
+  also: " and (tonumber(redis.call('HGET', ek, 'lease')) or 0) > now",
+});
 
 const WINDOW_ACQUIRE = `${PRELUDE}
 for i, r in ipairs(reqs) do
