@@ -182,7 +182,7 @@ export function fakeHubSpot(options: FakeHubSpotOptions = {}): FakeHubSpot {
   const state = new FakeHubSpotState(options);
   const core = new FakeHttpCore(state, options.faults);
   return {
-    ...fakeCrmBase(core),
+    ...fakeCrmBase(core, 'https://api.hubapi.com'),
     state,
     async listen(port = 0) {
       const server = await listenLoopback(core, port);

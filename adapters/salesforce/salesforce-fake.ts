@@ -385,7 +385,7 @@ export function fakeSalesforce(options: FakeSalesforceOptions = {}): FakeSalesfo
   );
 
   return {
-    ...fakeCrmBase(core),
+    ...fakeCrmBase(core, 'https://fake.my.salesforce.com'),
     requests,
     async listen(port = 0) {
       const server = await listenLoopback(core, port);

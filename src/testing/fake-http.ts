@@ -228,12 +228,33 @@ export interface FakeCrmBase {
   /** Replace the seeded random fault schedule. */
   setFaults(faults: FaultOptions): void;
   failNext(kind: FaultKind, options?: FailNextOptions): void;
+  /**
+   * Serve the fake on either front: `loopback` (a free port on 127.0.0.1) or `nock` (intercept
+   * `origin`, default the vendor's). `url` is what to give the client; `stop` takes the front down.
+   */
+  open(front: FrontKind, origin?: string): Promise<OpenFront>;
+}
+
+export type FrontKind = 'loopback' | 'nock';
+
+export interface OpenFront {
+  /** Base URL without a trailing slash. */
+  url: string;
+  stop(): Promise<void>;
 }
 
 /** The shared part of a fake CRM's public object, around one core. */
-export function fakeCrmBase(core: FakeHttpCore): FakeCrmBase {
+export function fakeCrmBase(core: FakeHttpCore, defaultOrigin: string): FakeCrmBase {
   return {
     core,
+    async open(front, origin = defaultOrigin) {
+      if (front === 'nock') {
+        const f = await interceptWithNock(core, origin);
+        return { url: origin.replace(/\/+$/, ''), stop: async () => f.stop() };
+      }
+      const server = await listenLoopback(core);
+      return { url: server.url, stop: () => server.close() };
+    },
     count: (endpoint) => core.count(endpoint),
     counts: () => core.counts(),
     setFaults: (faults) => core.setFaults(faults),

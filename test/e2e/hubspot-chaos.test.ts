@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { createSync, openLedger, type Outcome } from '../../src/index.js';
-import { seededRandom } from '../../src/testing/index.js';
 import { fronts, harness, type Harness } from './hubspot-helpers.js';
+import { shuffledDeliveries } from '../helpers/deliveries.js';
 
 const EVENTS = 500;
 const CONTACTS = 350;
@@ -11,14 +11,7 @@ let previous: unknown;
 
 /** Every event (a contact upsert and a note on it) delivered 1-3 times, in a seeded shuffled order. */
 function deliveries(seed: number) {
-  const random = seededRandom(seed);
-  const copies: number[] = [];
-  for (let e = 0; e < EVENTS; e++) for (let c = 1 + Math.floor(random() * 3); c > 0; c--) copies.push(e);
-  for (let i = copies.length - 1; i > 0; i--) {
-    const j = Math.floor(random() * (i + 1));
-    [copies[i], copies[j]] = [copies[j]!, copies[i]!];
-  }
-  return copies.map((e) => {
+  return shuffledDeliveries(seed, EVENTS).map((e) => {
     const contact = `C-${e % CONTACTS}`;
     return [
       { source: 'chaos', eventId: `evt-${e}`, op: 'upsert', object: 'contact', externalId: contact, fields: { email: `${contact}@example.test`, lastname: `from event ${e}` } },

@@ -25,17 +25,7 @@ export const fronts: Front[] = ['nock', 'loopback'];
 /** A fake HubSpot on `front` and a hubspotAdapter (real SDK client) pointed at it. */
 export async function harness(front: Front, fakeOptions: FakeHubSpotOptions = {}, adapterOptions: Partial<HubSpotAdapterOptions> = {}): Promise<Harness> {
   const fake = fakeHubSpot({ token: TOKEN, ...fakeOptions });
-  let basePath: string;
-  let stop: () => Promise<void>;
-  if (front === 'nock') {
-    const f = await fake.intercept();
-    basePath = f.basePath;
-    stop = async () => f.stop();
-  } else {
-    const s = await fake.listen();
-    basePath = s.basePath;
-    stop = s.close;
-  }
+  const { url: basePath, stop } = await fake.open(front);
   const adapter = hubspotAdapter({ accessToken: TOKEN, basePath, objects, rateBudget: unlimitedRateBudget, ...adapterOptions });
   return { fake, adapter, basePath, stop };
 }

@@ -1,21 +1,14 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { createSync, openLedger, type Outcome } from '../../src/index.js';
-import { seededRandom } from '../../src/testing/index.js';
 import { fronts, harness, statuses, type Front, type Harness } from './salesforce-helpers.js';
+import { shuffledDeliveries } from '../helpers/deliveries.js';
 
 const CONTACTS = 350;
 const FINAL = new Set(['created', 'updated', 'replayed', 'suppressed']);
 
 /** Every event (a contact upsert and a Task on it) delivered 1-3 times, in a seeded shuffled order. */
 function deliveries(seed: number, events: number) {
-  const random = seededRandom(seed);
-  const copies: number[] = [];
-  for (let e = 0; e < events; e++) for (let c = 1 + Math.floor(random() * 3); c > 0; c--) copies.push(e);
-  for (let i = copies.length - 1; i > 0; i--) {
-    const j = Math.floor(random() * (i + 1));
-    [copies[i], copies[j]] = [copies[j]!, copies[i]!];
-  }
-  return copies.map((e) => {
+  return shuffledDeliveries(seed, events).map((e) => {
     const contact = `C-${e % CONTACTS}`;
     return [
       { source: 'chaos', eventId: `evt-${e}`, op: 'upsert', object: 'contact', externalId: contact, fields: { LastName: `from event ${e}`, Email: `${contact}@example.test` } },

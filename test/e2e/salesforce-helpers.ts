@@ -25,17 +25,7 @@ let origins = 0;
 /** A fake org on `front` and a salesforceAdapter (real jsforce Connection) pointed at it. */
 export async function harness(front: Front, fakeOptions: FakeSalesforceOptions = {}, adapterOptions: Partial<SalesforceAdapterOptions> = {}): Promise<Harness> {
   const fake = fakeSalesforce({ accessToken: TOKEN, ...fakeOptions });
-  let instanceUrl: string;
-  let stop: () => Promise<void>;
-  if (front === 'nock') {
-    const f = await fake.intercept(`https://e2e${++origins}.my.salesforce.com`);
-    instanceUrl = f.instanceUrl;
-    stop = async () => f.stop();
-  } else {
-    const s = await fake.listen();
-    instanceUrl = s.instanceUrl;
-    stop = s.close;
-  }
+  const { url: instanceUrl, stop } = await fake.open(front, `https://e2e${++origins}.my.salesforce.com`);
   const adapter = salesforceAdapter({ instanceUrl, accessToken: TOKEN, objects, ...adapterOptions });
   return { fake, adapter, instanceUrl, stop };
 }

@@ -9,16 +9,9 @@ import type { RateBudget } from '../../../src/rate-budget.js';
 
 const TOKEN = '00DFAKE!ARkAQtokenNeverShown.9f8e7d';
 let origins = 0;
-const fronts = [
-  ['loopback', async (fake: FakeSalesforce) => {
-    const s = await fake.listen();
-    return { instanceUrl: s.instanceUrl, stop: () => s.close() };
-  }],
-  ['nock', async (fake: FakeSalesforce) => {
-    const s = await fake.intercept(`https://adapter${++origins}.my.salesforce.com`);
-    return { instanceUrl: s.instanceUrl, stop: async () => s.stop() };
-  }],
-] as const;
+const fronts = ['loopback', 'nock'] as const;
+const open = (fake: FakeSalesforce, front: (typeof fronts)[number]) =>
+  fake.open(front, `https://adapter${++origins}.my.salesforce.com`).then((f) => ({ instanceUrl: f.url, stop: f.stop }));
 
 const objects: SalesforceAdapterOptions['objects'] = {
   contact: { kind: 'record', sobject: 'Contact', externalIdField: 'AI_External_Id__c', fields: ['Email', 'FirstName', 'LastName'] },
@@ -30,7 +23,7 @@ const rec = (externalId: string, fields: RecordWrite['fields'] = {}): RecordWrit
 const act = (key: string, parent: string, fields: ActivityWrite['fields'] = { Subject: key }, parentObject = 'contact'): ActivityWrite => ({ key, object: 'task', parent: { object: parentObject, externalId: parent }, fields });
 const failure = (r: WriteResult | undefined) => (r && !r.ok ? r.error : undefined);
 
-describe.each(fronts)('salesforceAdapter over %s', (_front, open) => {
+describe.each(fronts)('salesforceAdapter over %s', (kind) => {
   let stops: Array<() => Promise<void>> = [];
   afterEach(async () => {
     for (const stop of stops) await stop();
@@ -39,7 +32,7 @@ describe.each(fronts)('salesforceAdapter over %s', (_front, open) => {
 
   async function setup(extra: Partial<SalesforceAdapterOptions> = {}, fakeOptions: Parameters<typeof fakeSalesforce>[0] = {}) {
     const fake = fakeSalesforce({ accessToken: TOKEN, ...fakeOptions });
-    const front = await open(fake);
+    const front = await open(fake, kind);
     stops.push(front.stop);
     const adapter = salesforceAdapter({ instanceUrl: front.instanceUrl, accessToken: TOKEN, objects, ...extra });
     return { fake, adapter, instanceUrl: front.instanceUrl };
@@ -255,7 +248,7 @@ describe.each(fronts)('salesforceAdapter over %s', (_front, open) => {
   describe('secrets', () => {
     it('classifies a wrong token as auth, with a hint and without the token', async () => {
       const fake = fakeSalesforce({ accessToken: 'the-right-one' });
-      const front = await open(fake);
+      const front = await open(fake, kind);
       stops.push(front.stop);
       const adapter = salesforceAdapter({ instanceUrl: front.instanceUrl, accessToken: TOKEN, objects });
       const err = (await adapter.upsertRecords('contact', [rec('a')]).catch((e: unknown) => e)) as CrmError;

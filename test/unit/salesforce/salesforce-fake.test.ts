@@ -4,16 +4,9 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { fakeSalesforce, type FakeSalesforce } from '../../../adapters/salesforce/salesforce-fake.js';
 
 let origins = 0;
-const fronts = [
-  ['loopback', async (fake: FakeSalesforce) => {
-    const s = await fake.listen();
-    return { instanceUrl: s.instanceUrl, stop: () => s.close() };
-  }],
-  ['nock', async (fake: FakeSalesforce) => {
-    const s = await fake.intercept(`https://fake${++origins}.my.salesforce.com`);
-    return { instanceUrl: s.instanceUrl, stop: async () => s.stop() };
-  }],
-] as const;
+const fronts = ['loopback', 'nock'] as const;
+const open = (fake: FakeSalesforce, front: (typeof fronts)[number]) =>
+  fake.open(front, `https://fake${++origins}.my.salesforce.com`).then((f) => ({ instanceUrl: f.url, stop: f.stop }));
 
 interface SaveResult {
   id: string | null;
@@ -22,13 +15,13 @@ interface SaveResult {
   errors: Array<{ statusCode?: string; errorCode?: string; message: string }>;
 }
 
-describe.each(fronts)('fakeSalesforce over %s (driven by jsforce 3.10.16)', (_front, open) => {
+describe.each(fronts)('fakeSalesforce over %s (driven by jsforce 3.10.16)', (kind) => {
   let stop: () => Promise<void> = async () => undefined;
   afterEach(() => stop());
 
   async function org(version = '60.0', options: Parameters<typeof fakeSalesforce>[0] = {}) {
     const fake = fakeSalesforce(options);
-    const front = await open(fake);
+    const front = await open(fake, kind);
     stop = front.stop;
     const conn = new Connection({ instanceUrl: front.instanceUrl, accessToken: 'test-token', version });
     return { fake, conn, instanceUrl: front.instanceUrl };
