@@ -15,6 +15,7 @@ import { ExitCode } from './exit.js';
 import { readLines } from './jsonl.js';
 import { ReportBuilder } from './report.js';
 import { openSync, runActions } from './sync.js';
+import type { FakeCrmBase, FakeHubSpotRecord, FakeRecord } from '../testing/index.js';
 
 type Crm = 'hubspot' | 'salesforce';
 
@@ -51,53 +52,46 @@ function duplicatesBy<T>(items: T[], keyOf: (item: T) => unknown): number {
   return n;
 }
 
+/** Each configured CRM object type once: how to list its records and read the id that must be unique. */
+interface Table {
+  type: string;
+  rows(): unknown[];
+  idOf(row: unknown): unknown;
+}
+
 async function startFake(crm: Crm, config: Config): Promise<FakeCrm> {
+  const testing = await import('../testing/index.js');
+  const tables = new Map<string, Table>();
+  let fake: FakeCrmBase;
   if (crm === 'hubspot') {
-    const { fakeHubSpot } = await import('../testing/index.js');
-    const fake = fakeHubSpot();
-    const server = await fake.listen();
-    const objects = config.hubspot!.objects;
-    return {
-      url: server.basePath,
-      requests: () => fake.count(),
-      inventory() {
-        const records: Record<string, number> = {};
-        let duplicates = 0;
-        const seenTypes = new Set<string>();
-        for (const spec of Object.values(objects)) {
-          if (seenTypes.has(spec.objectType)) continue;
-          seenTypes.add(spec.objectType);
-          const rows = fake.records(spec.objectType);
-          records[spec.objectType] = rows.length;
-          const prop = spec.kind === 'record' ? spec.idProperty : spec.keyProperty;
-          duplicates += duplicatesBy(rows, (r) => r.properties[prop]);
-        }
-        return { records, duplicates };
-      },
-      close: () => server.close(),
-    };
+    const hubspot = testing.fakeHubSpot();
+    fake = hubspot;
+    for (const spec of Object.values(config.hubspot!.objects)) {
+      const prop = spec.kind === 'record' ? spec.idProperty : spec.keyProperty;
+      if (!tables.has(spec.objectType)) tables.set(spec.objectType, { type: spec.objectType, rows: () => hubspot.records(spec.objectType), idOf: (r) => (r as FakeHubSpotRecord).properties[prop] });
+    }
+  } else {
+    const salesforce = testing.fakeSalesforce();
+    fake = salesforce;
+    for (const spec of Object.values(config.salesforce!.objects)) {
+      if (!tables.has(spec.sobject)) tables.set(spec.sobject, { type: spec.sobject, rows: () => salesforce.records(spec.sobject), idOf: (r) => (r as FakeRecord)[spec.externalIdField] });
+    }
   }
-  const { fakeSalesforce } = await import('../testing/index.js');
-  const fake = fakeSalesforce();
-  const server = await fake.listen();
-  const objects = config.salesforce!.objects;
+  const server = await fake.open('loopback');
   return {
-    url: server.instanceUrl,
+    url: server.url,
     requests: () => fake.count(),
     inventory() {
       const records: Record<string, number> = {};
       let duplicates = 0;
-      const seen = new Set<string>();
-      for (const spec of Object.values(objects)) {
-        if (seen.has(spec.sobject)) continue;
-        seen.add(spec.sobject);
-        const rows = fake.records(spec.sobject);
-        records[spec.sobject] = rows.length;
-        duplicates += duplicatesBy(rows, (r) => r[spec.externalIdField]);
+      for (const table of tables.values()) {
+        const rows = table.rows();
+        records[table.type] = rows.length;
+        duplicates += duplicatesBy(rows, table.idOf);
       }
       return { records, duplicates };
     },
-    close: () => server.close(),
+    close: () => server.stop(),
   };
 }
 
