@@ -18,7 +18,7 @@ import { salesforceAdapter } from '../adapters/salesforce/index.js';
 import { createSync, type OutcomeStatus } from '../src/engine.js';
 import { openLedger } from '../src/ledger/index.js';
 import { unlimitedRateBudget } from '../src/rate-budget.js';
-import { fakeHubSpot, fakeSalesforce } from '../src/testing/index.js';
+import { fakeHubSpot, fakeSalesforce, type FakeCrmBase } from '../src/testing/index.js';
 import { activityAction, contactAction, duplicates, hubspotObjects, isMain, main, numberArg, pool, round, salesforceObjects, seconds, tempDir, TOKEN, type Crm } from './lib.js';
 
 export interface CallsOptions {
@@ -78,33 +78,31 @@ interface Env {
 
 async function startFake(crm: Crm, lost: number, seed: number, searchLagMs: number): Promise<Env> {
   const faults = lost > 0 ? { seed, lostResponse: lost } : {};
+  let fake: FakeCrmBase;
+  let dupes: Env['dupes'];
   if (crm === 'hubspot') {
-    const fake = fakeHubSpot({ token: TOKEN, faults, searchLagMs, searchPerSecond: 1_000_000 });
-    const server = await fake.listen();
-    return {
-      crm, url: server.basePath,
-      calls: () => fake.count(),
-      lostResponses: () => fake.core.faultCounts().lost_response,
-      counts: () => fake.counts(),
-      dupes: () => ({
-        contacts: duplicates(fake.records('contacts'), (r) => r.properties.email),
-        activities: duplicates(fake.records('notes'), (r) => r.properties.hs_note_body),
-      }),
-      close: server.close,
-    };
+    const hubspot = fakeHubSpot({ token: TOKEN, faults, searchLagMs, searchPerSecond: 1_000_000 });
+    fake = hubspot;
+    dupes = () => ({
+      contacts: duplicates(hubspot.records('contacts'), (r) => r.properties.email),
+      activities: duplicates(hubspot.records('notes'), (r) => r.properties.hs_note_body),
+    });
+  } else {
+    const salesforce = fakeSalesforce({ accessToken: TOKEN, faults, dailyLimit: 100_000_000 });
+    fake = salesforce;
+    dupes = () => ({
+      contacts: duplicates(salesforce.records('Contact'), (r) => r.Email as string | undefined),
+      activities: duplicates(salesforce.records('Task'), (r) => r.Subject as string | undefined),
+    });
   }
-  const fake = fakeSalesforce({ accessToken: TOKEN, faults, dailyLimit: 100_000_000 });
-  const server = await fake.listen();
+  const server = await fake.open('loopback');
   return {
-    crm, url: server.instanceUrl,
+    crm, url: server.url,
     calls: () => fake.count(),
     lostResponses: () => fake.core.faultCounts().lost_response,
     counts: () => fake.counts(),
-    dupes: () => ({
-      contacts: duplicates(fake.records('Contact'), (r) => r.Email as string | undefined),
-      activities: duplicates(fake.records('Task'), (r) => r.Subject as string | undefined),
-    }),
-    close: server.close,
+    dupes,
+    close: server.stop,
   };
 }
 
