@@ -59,6 +59,13 @@ export interface ActivityWrite {
  */
 export interface BatchContext {
   readonly memo: Map<string, string>;
+  /**
+   * Called by the adapter right before each write request leaves (after its rate budget was
+   * granted). The engine confirms there that it still holds every claim of the batch; it throws
+   * (a `ClaimLostError`) when one was lost meanwhile, and the adapter lets that propagate so
+   * nothing is sent under a lost claim.
+   */
+  readonly beforeSend?: () => Promise<void>;
 }
 
 /** The `BatchContext.memo` key of a parent record. */
@@ -80,7 +87,7 @@ export interface CrmAdapter {
    * Upsert records of one object by their external id, at most `maxBatch`. Returns one result
    * per input in order. Throws (anything; the engine calls `classifyError`) when the whole call failed.
    */
-  upsertRecords(object: string, writes: RecordWrite[]): Promise<WriteResult[]>;
+  upsertRecords(object: string, writes: RecordWrite[], context?: BatchContext): Promise<WriteResult[]>;
 
   /**
    * Create (or, with `nativeActivityUpsert`, upsert by key) activities of one object, at most

@@ -24,10 +24,21 @@ interface Slot {
 
 const copy = (entry: LedgerEntry): LedgerEntry => structuredClone(entry);
 
-export function memoryLedger(): LedgerBackend {
+export interface MemoryLedgerOptions {
+  /**
+   * The ledger's own clock (what `clock()` answers). Default: none, so callers use theirs. Tests
+   * give one to play a shared ledger whose clock differs from the workers' clocks.
+   */
+  clock?: () => number;
+}
+
+/** The in-process ledger. Not durable: it forgets everything when the process ends. */
+export function memoryLedger(options: MemoryLedgerOptions = {}): LedgerBackend {
   const entries = new Map<string, LedgerEntry>();
   const marks = new Map<string, string>();
   const windows = new Map<string, Slot>();
+  /** Above every token of a pruned entry: a key that comes back starts over it. */
+  let floor = 0;
 
   const claimOne = (req: ClaimRequest, now: number): ClaimResult => {
     const existing = entries.get(req.key);
@@ -38,13 +49,14 @@ export function memoryLedger(): LedgerBackend {
         key: req.key,
         fingerprint: req.fingerprint,
         status: 'in_progress',
-        token: (existing?.token ?? 0) + 1,
+        token: Math.max(existing?.token ?? 0, floor) + 1,
         leaseUntil: now + req.leaseMs,
         attempts: 1,
         result: null,
         error: null,
         createdAt: now,
         updatedAt: now,
+        owner: req.owner ?? null,
         expiresAt: null,
       };
       entries.set(req.key, entry);
@@ -60,6 +72,7 @@ export function memoryLedger(): LedgerBackend {
         leaseUntil: now + req.leaseMs,
         attempts: existing.attempts + 1,
         updatedAt: now,
+        owner: req.owner ?? null,
         expiresAt: null,
       });
       return taken(existing);
@@ -98,6 +111,7 @@ export function memoryLedger(): LedgerBackend {
         const entry = fenced(r);
         if (!entry) return false;
         Object.assign(entry, { status: 'failed', error: structuredClone(r.error), leaseUntil: null, updatedAt: now });
+        if (r.mark) marks.set(r.mark.id, r.mark.value);
         return true;
       });
     },
@@ -142,6 +156,7 @@ export function memoryLedger(): LedgerBackend {
         const expired = entry.expiresAt !== null && entry.expiresAt <= now;
         const old = olderThan !== undefined && entry.status !== 'in_progress' && entry.updatedAt < olderThan;
         if (expired || old) {
+          floor = Math.max(floor, entry.token);
           entries.delete(key);
           removed += 1;
         }
@@ -153,8 +168,10 @@ export function memoryLedger(): LedgerBackend {
       return requests.map((r): WindowSlot => {
         const slot = windows.get(r.id);
         if (!slot || slot.expiresAt <= now || slot.owner === r.owner) {
-          const next = slot && slot.owner === r.owner && slot.expiresAt > now ? slot : { owner: r.owner, confirmed: false, expiresAt: now + r.ttlMs };
-          windows.set(r.id, next);
+          const kept = slot && slot.owner === r.owner && slot.expiresAt > now && slot.confirmed;
+          const next = kept ? slot : { owner: r.owner, confirmed: false, expiresAt: now + r.ttlMs };
+          if (r.ttlMs > 0 || kept) windows.set(r.id, next);
+          else windows.delete(r.id);
           return { acquired: true, ...next };
         }
         return { acquired: false, ...slot };
@@ -167,6 +184,10 @@ export function memoryLedger(): LedgerBackend {
         if (r.ttlMs === null) windows.delete(r.id);
         else windows.set(r.id, { owner: r.owner, confirmed: true, expiresAt: now + r.ttlMs });
       }
+    },
+    ...(options.clock ? { clock: async () => options.clock!() } : {}),
+    async isDurable() {
+      return false;
     },
     async close() {
       entries.clear();

@@ -9,8 +9,17 @@
  *     │                 lease expires ─► claim by B: takeover, token 2, attempts+1
  *     │                                  B completes with token 2 ─► completed (result kept)
  *     └─ A wakes up, completes with token 1 ─► refused (fenced): B's result stands
- *   completed ── retention (expiresAt) ──► prune() deletes it; the key is new again
+ *   completed ── retention (expiresAt) ──► prune() deletes it; the key is new again, and its
+ *                                          next token is still above every token it ever had
  *   failed ── claim with retryFailed ──► in_progress (token n+1)
+ *
+ * Tokens never go backwards for a key, not even after retention expiry or prune: a backend keeps
+ * a floor above every token of an entry that can vanish, and a fresh entry starts above it, so a
+ * stale worker's token can never match a later claim.
+ *
+ * `now` is the caller's estimate of the ledger's clock: the engine reads `clock()` (when the
+ * backend has one) and offsets its own clock by the difference, so leases are measured on one
+ * clock however far the workers' clocks drift apart.
  *
  * Every method takes a batch and is one round trip. Claims are atomic per key: of many
  * concurrent claims of one key exactly one gets `claimed`. A key repeated inside one batch is
@@ -44,6 +53,8 @@ export interface LedgerEntry {
   error: Json | null;
   createdAt: number;
   updatedAt: number;
+  /** Who took the current claim (`ClaimRequest.owner`, e.g. `host pid start`); null when not given. */
+  owner?: string | null;
   /**
    * Epoch ms from which (inclusive) the entry is expired: `prune` deletes it, and a claim treats
    * the key as new even before that (a fresh entry, attempts 1, the token still counting up). null = keep.
@@ -59,6 +70,8 @@ export interface ClaimRequest {
   retryFailed?: boolean;
   /** Also return the mark stored under this id (the engine's "last written fields" hash). */
   markId?: string;
+  /** Stored as the entry's `owner` when this request takes the claim (left as it was otherwise). */
+  owner?: string;
 }
 
 export type ClaimOutcome =
@@ -98,6 +111,8 @@ export interface FailRequest {
   key: string;
   token: number;
   error: Json;
+  /** Store `value` under mark `id` in the same round trip, when the fail is accepted (invalidates "last written"). */
+  mark?: { id: string; value: string };
 }
 
 export interface TokenRef {
@@ -151,9 +166,24 @@ export interface LedgerBackend {
   list(options?: ListOptions): Promise<LedgerEntry[]>;
   /** Delete entries whose `expiresAt` passed, and completed/failed entries last updated before `olderThan` (if given). Returns how many. */
   prune(now: number, olderThan?: number): Promise<number>;
-  /** Atomic per slot: acquired if absent, expired, or already held by the same owner (whose slot is left as it is). */
+  /**
+   * Atomic per slot: acquired if absent, expired, or already held by the same owner. A pending
+   * hold of the same owner is extended to `now + ttlMs` (that is how a live holder renews it); a
+   * confirmed one is left as it is. `ttlMs` 0 is a probe: it reports the holder and stores nothing.
+   */
   windowAcquire(requests: WindowAcquireRequest[], now: number): Promise<WindowSlot[]>;
   /** Owner-fenced: confirm (extend to ttl) or release a slot. */
   windowSettle(requests: WindowSettleRequest[], now: number): Promise<void>;
+  /**
+   * The ledger's own clock, epoch ms (Postgres `clock_timestamp()`, Redis `TIME`). Optional: a
+   * backend without it shares the machine's clock with its callers (memory, SQLite).
+   */
+  clock?(): Promise<number>;
+  /**
+   * True when a completed entry survives a crash, a restart and memory pressure (SQLite, Postgres;
+   * Redis only with AOF and no eviction). Optional: absent means not durable, so the engine looks
+   * activity keys up before creating them (`verifyCreates: 'auto'`).
+   */
+  isDurable?(): Promise<boolean>;
   close(): Promise<void>;
 }

@@ -50,7 +50,7 @@ export function describeLedgerConformance(
         expect(r).toMatchObject({ key: 'k1', outcome: 'claimed', token: 1 });
         expect(r.entry).toEqual({
           key: 'k1', fingerprint: FP, status: 'in_progress', token: 1, leaseUntil: T0 + LEASE, attempts: 1,
-          result: null, error: null, createdAt: T0, updatedAt: T0, expiresAt: null,
+          result: null, error: null, createdAt: T0, updatedAt: T0, expiresAt: null, owner: null,
         });
         expect(await ledger.get('k1')).toEqual(r.entry);
       });
@@ -266,7 +266,8 @@ export function describeLedgerConformance(
         expect(await ledger.prune(T0 + 100 + 60_001)).toBe(1);
         expect(await ledger.get('k1')).toBeNull();
         const again = await claimOne(req('k1'), T0 + 100 + 60_002);
-        expect(again).toMatchObject({ outcome: 'claimed', token: 1 });
+        // the key is new again, but its token never goes backwards: a stale token 1 stays refused
+        expect(again).toMatchObject({ outcome: 'claimed', token: 2, entry: { attempts: 1 } });
       });
 
       it('keeps an entry completed without retention', async () => {
