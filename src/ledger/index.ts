@@ -20,6 +20,13 @@ export interface OpenLedgerOptions {
   schema?: string;
   /** redis: prefix of every key the ledger writes. Default `{crm-upsert}:`. */
   keyPrefix?: string;
+  /**
+   * Create tables (and run migrations) on first use. Default true. False for read-only uses such
+   * as `--dry-run`: reads of a ledger that was never created find nothing, and writes throw.
+   */
+  createSchema?: boolean;
+  /** redis: treat the server as durable (AOF, no eviction) without asking it. Default: ask it. */
+  durable?: boolean;
 }
 
 const ACCEPTED = 'memory:, sqlite:PATH, postgres://, postgresql://, redis://, rediss://';
