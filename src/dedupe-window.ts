@@ -1,44 +1,126 @@
 /**
- * The dedupe window: an action with no event id is suppressed when an identical action on the
- * same record was written inside `windowMs`. Identity is (crm, object, target record, op,
- * intent), never the model text. A slot is taken (pending, for the claim's lease) before the
- * write and confirmed for `windowMs` only once the CRM confirmed it; a failed write releases
- * it, so the retry is not suppressed.
+ * The dedupe window, on event time: a create with no event id is suppressed when an identical
+ * create on the same record has an event time (`occurredAt`) within `windowMs` of its own.
+ * Identity is (crm, object, target record, intent), never the model text. Keyless upserts are not
+ * windowed: their external id is their key, and a changed value is an update.
+ *
+ * Event time is cut into cells of `windowMs`: two creates within the window of each other are in
+ * the same cell or in neighbouring ones. A create takes a pending slot in its own cell (held for
+ * the claim's lease, renewed by the lease keeper while it writes) and probes the two neighbours;
+ * a slot names its owner's key and event time, so a holder whose event is farther than the window
+ * does not count. The slot is confirmed (kept for `keepMs`) only once the CRM confirmed the
+ * write; a failed write releases it, so the retry is not suppressed. Creates without `occurredAt`
+ * (only with `requireOccurredAt: false`) use the time they are applied, which is all the window
+ * can protect them by.
  */
 import { createHash } from 'node:crypto';
 import type { LedgerBackend, WindowSlot } from './ledger/types.js';
 import type { KeyedAction } from './key.js';
 
+/** The slot family of an action's identity (cells are appended). */
 export function windowId(crm: string, action: KeyedAction): string {
   const record = action.op === 'upsert' ? `${action.object}:${action.externalId ?? ''}` : `${action.target?.object}:${action.target?.externalId}`;
   const identity = JSON.stringify([crm, action.object, record, action.op, action.intent ?? '']);
-  return `w1:${createHash('sha256').update(identity).digest('base64url').slice(0, 40)}`;
+  return `w2:${createHash('sha256').update(identity).digest('base64url').slice(0, 40)}`;
 }
 
 export type WindowVerdict = 'go' | 'suppressed' | 'in_flight';
 
-export interface DedupeWindow {
-  /** One round trip: take a pending slot for each owner key, or learn who has it. */
-  acquire(items: { id: string; owner: string }[], now: number): Promise<WindowVerdict[]>;
-  /** One round trip: confirm the slots of written actions, release the failed ones. */
-  settle(items: { id: string; owner: string; written: boolean }[], now: number): Promise<void>;
+export interface WindowCandidate {
+  /** `windowId()` of the action. */
+  id: string;
+  /** The action's key: the slot's owner. */
+  key: string;
+  /** Event time, epoch ms. */
+  at: number;
 }
 
-export function dedupeWindow(ledger: LedgerBackend, options: { windowMs: number; pendingMs: number }): DedupeWindow {
-  const verdict = (slot: WindowSlot): WindowVerdict => (slot.acquired ? 'go' : slot.confirmed ? 'suppressed' : 'in_flight');
+export interface HeldSlot {
+  id: string;
+  owner: string;
+}
+
+export interface DedupeWindow {
+  readonly windowMs: number;
+  /**
+   * One round trip (two when a slot taken must be given back): a verdict per candidate, and for
+   * each `go` the slot it holds until `settle`.
+   */
+  acquire(candidates: readonly WindowCandidate[], now: number): Promise<{ verdict: WindowVerdict; slot?: HeldSlot }[]>;
+  /** One round trip: confirm the slots of written actions, release the others. */
+  settle(items: readonly { slot: HeldSlot; written: boolean }[], now: number): Promise<void>;
+}
+
+export interface DedupeWindowOptions {
+  windowMs: number;
+  /** How long a pending (unconfirmed) hold lasts: the claim lease. */
+  pendingMs: number;
+  /** How long a confirmed slot is kept, so a late neighbour is still caught. At least windowMs. */
+  keepMs: number;
+}
+
+const ownerOf = (c: WindowCandidate) => `${c.key}@${c.at}`;
+const eventTimeOf = (owner: string) => Number(owner.slice(owner.lastIndexOf('@') + 1));
+
+/**
+ * Groups identical candidates of one call: each joins the first earlier one (by event time) of the
+ * same identity within the window, which leads it; leaders go to the ledger, followers copy their
+ * leader's outcome. Returns, per candidate index, the index of its leader (or itself).
+ */
+export function leadersOf(candidates: readonly WindowCandidate[], windowMs: number): number[] {
+  const order = candidates.map((_, i) => i).sort((a, b) => candidates[a]!.at - candidates[b]!.at || a - b);
+  const lastLeader = new Map<string, number>();
+  const leader: number[] = new Array(candidates.length);
+  for (const i of order) {
+    const c = candidates[i]!;
+    const l = lastLeader.get(c.id);
+    if (l !== undefined && c.at - candidates[l]!.at <= windowMs) leader[i] = l;
+    else {
+      leader[i] = i;
+      lastLeader.set(c.id, i);
+    }
+  }
+  return leader;
+}
+
+export function dedupeWindow(ledger: LedgerBackend, options: DedupeWindowOptions): DedupeWindow {
+  const { windowMs, pendingMs } = options;
+  const keepMs = Math.max(windowMs, options.keepMs);
+  const cell = (at: number) => Math.floor(at / windowMs);
+  /** What a slot held by someone else means for a candidate at `at`. */
+  const judge = (slot: WindowSlot, at: number): WindowVerdict => {
+    if (slot.acquired || Math.abs(eventTimeOf(slot.owner) - at) > windowMs) return 'go';
+    return slot.confirmed ? 'suppressed' : 'in_flight';
+  };
   return {
-    async acquire(items, now) {
-      if (items.length === 0) return [];
-      const slots = await ledger.windowAcquire(
-        items.map((i) => ({ id: i.id, owner: i.owner, ttlMs: options.pendingMs })),
-        now,
-      );
-      return slots.map(verdict);
+    windowMs,
+    async acquire(candidates, now) {
+      if (candidates.length === 0) return [];
+      const requests = candidates.flatMap((c) => {
+        const n = cell(c.at);
+        const owner = ownerOf(c);
+        return [
+          { id: `${c.id}:${n}`, owner, ttlMs: pendingMs },
+          { id: `${c.id}:${n - 1}`, owner, ttlMs: 0 },
+          { id: `${c.id}:${n + 1}`, owner, ttlMs: 0 },
+        ];
+      });
+      const slots = await ledger.windowAcquire(requests, now);
+      const out = candidates.map((c, i) => {
+        const [own, before, after] = [slots[3 * i]!, slots[3 * i + 1]!, slots[3 * i + 2]!];
+        const verdicts = [judge(own, c.at), judge(before, c.at), judge(after, c.at)];
+        const verdict: WindowVerdict = verdicts.includes('suppressed') ? 'suppressed' : verdicts.includes('in_flight') ? 'in_flight' : 'go';
+        const slot = own.acquired ? { id: requests[3 * i]!.id, owner: ownerOf(c) } : undefined;
+        return { verdict, slot };
+      });
+      const giveBack = out.filter((o) => o.verdict !== 'go' && o.slot).map((o) => ({ id: o.slot!.id, owner: o.slot!.owner, ttlMs: null }));
+      if (giveBack.length > 0) await ledger.windowSettle(giveBack, now);
+      return out.map((o) => (o.verdict === 'go' ? o : { verdict: o.verdict }));
     },
     async settle(items, now) {
       if (items.length === 0) return;
       await ledger.windowSettle(
-        items.map((i) => ({ id: i.id, owner: i.owner, ttlMs: i.written ? options.windowMs : null })),
+        items.map((i) => ({ id: i.slot.id, owner: i.slot.owner, ttlMs: i.written ? keepMs : null })),
         now,
       );
     },

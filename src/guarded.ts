@@ -9,6 +9,9 @@ import type { FieldValue } from './adapter.js';
 import { KeyConflictError, ValidationError, serializeError } from './errors.js';
 import { childKey, eventKey } from './key.js';
 import type { Json, LedgerBackend } from './ledger/types.js';
+import { claimKeys } from './claim.js';
+import { leaseKeeper } from './lease-keeper.js';
+import type { LedgerClock } from './ledger-clock.js';
 import type { Outcome } from './outcome.js';
 
 export interface HandleEvent {
@@ -27,8 +30,13 @@ export type HandlerAction = Omit<Action, 'source' | 'eventId' | 'occurredAt' | '
 export interface HandleContext {
   key: string;
   event: HandleEvent;
-  /** Run `fn` at most once for this event and step name; a replay returns the stored (JSON) value. */
-  once<T>(name: string, fn: () => Promise<T> | T): Promise<T>;
+  /**
+   * Run `fn` for this event and step name and store its (JSON) value; a replay returns the stored
+   * value. At most once while this process lives; after a crash between the effect and its record,
+   * the step may run again (after the lease) with the same `stepKey`: pass it to the provider as its
+   * idempotency key (Slack `client_msg_id`, Stripe `Idempotency-Key`) to make the effect exactly once.
+   */
+  once<T>(name: string, fn: (stepKey: string) => Promise<T> | T): Promise<T>;
 }
 
 export interface HandleResult {
@@ -45,7 +53,8 @@ export interface GuardedOptions {
   applyMany(actions: readonly unknown[]): Promise<Outcome[]>;
   leaseMs: number;
   retentionMs: number | null;
-  now(): number;
+  /** The ledger's clock: leases are measured on it. */
+  clock: LedgerClock;
   sleep(ms: number): Promise<void>;
 }
 
@@ -57,28 +66,39 @@ function definedFields(fields: Record<string, FieldValue | undefined> | undefine
 }
 
 export function guardedSteps(options: GuardedOptions) {
-  const { ledger, applyMany, leaseMs, retentionMs, now, sleep } = options;
+  const { ledger, applyMany, leaseMs, retentionMs, clock, sleep } = options;
 
-  async function once<T>(key: string, fn: () => Promise<T> | T): Promise<T> {
+  /** Run `work` while the claim `key`/`token` is renewed; the claim stays alive exactly as long as the work runs. */
+  async function keptAlive<T>(key: string, token: number, work: () => Promise<T>): Promise<T> {
+    const keeper = leaseKeeper({ ledger, leaseMs, clock });
+    keeper.hold([{ key, token }]);
+    try {
+      return await work();
+    } finally {
+      keeper.stop();
+    }
+  }
+
+  async function once<T>(key: string, fn: (stepKey: string) => Promise<T> | T): Promise<T> {
     const fingerprint = sha(['once', key]);
     for (;;) {
-      const [claim] = await ledger.claim([{ key, fingerprint, leaseMs, retryFailed: true }], now());
+      const [claim] = await claimKeys(ledger, [{ key, fingerprint, leaseMs, retryFailed: true }], await clock.now());
       if (claim!.outcome === 'completed') return ((claim!.entry.result as { v?: unknown } | null)?.v ?? undefined) as T;
       if (claim!.outcome === 'conflict') throw new KeyConflictError(key, claim!.entry);
       if (claim!.outcome === 'in_progress') {
-        // A stalled worker holds this step: wait for its result or for its lease to run out.
-        await sleep(Math.max(10, Math.min(1_000, (claim!.entry.leaseUntil ?? 0) - now())));
+        // Another live worker runs this step: wait for its result, or for its lease to run out.
+        await sleep(Math.max(10, Math.min(1_000, (claim!.entry.leaseUntil ?? 0) - clock.peek())));
         continue;
       }
       const token = claim!.token!;
       let value: T;
       try {
-        value = await fn();
+        value = await keptAlive(key, token, async () => fn(key));
       } catch (err) {
-        await ledger.fail([{ key, token, error: serializeError(err) as unknown as Json }], now());
+        await ledger.fail([{ key, token, error: serializeError(err) as unknown as Json }], await clock.now());
         throw err;
       }
-      await ledger.complete([{ key, token, result: { v: (value ?? null) as unknown as Json }, retentionMs }], now());
+      await ledger.complete([{ key, token, result: { v: (value ?? null) as unknown as Json }, retentionMs }], await clock.now());
       return value;
     }
   }
@@ -86,7 +106,7 @@ export function guardedSteps(options: GuardedOptions) {
   async function handle(event: HandleEvent, fn: Handler): Promise<HandleResult> {
     if (!event?.source || !event.eventId) throw new ValidationError([{ path: event?.source ? 'eventId' : 'source', message: 'is required to handle an event' }]);
     const key = eventKey(event);
-    const [claim] = await ledger.claim([{ key, fingerprint: sha(['event', event.source, event.eventId]), leaseMs, retryFailed: true }], now());
+    const [claim] = await claimKeys(ledger, [{ key, fingerprint: sha(['event', event.source, event.eventId]), leaseMs, retryFailed: true }], await clock.now());
     if (claim!.outcome === 'completed') {
       const stored = (claim!.entry.result as { outcomes?: Outcome[] } | null)?.outcomes ?? [];
       return { key, status: 'replayed', outcomes: stored.map((o) => ({ ...o, status: 'replayed', attempts: 0 })) };
@@ -97,21 +117,23 @@ export function guardedSteps(options: GuardedOptions) {
     const ctx: HandleContext = { key, event, once: (name, step) => once(childKey(key, name), step) };
     let outcomes: Outcome[];
     try {
-      const actions = (await fn(ctx)) ?? [];
-      outcomes = await applyMany(
-        actions.map((a) => ({ ...a, fields: definedFields(a.fields), source: a.source ?? event.source, eventId: a.eventId ?? event.eventId, ...(a.occurredAt ?? event.occurredAt ? { occurredAt: a.occurredAt ?? event.occurredAt } : {}) })),
-      );
+      outcomes = await keptAlive(key, token, async () => {
+        const actions = (await fn(ctx)) ?? [];
+        return applyMany(
+          actions.map((a) => ({ ...a, fields: definedFields(a.fields), source: a.source ?? event.source, eventId: a.eventId ?? event.eventId, ...(a.occurredAt ?? event.occurredAt ? { occurredAt: a.occurredAt ?? event.occurredAt } : {}) })),
+        );
+      });
     } catch (err) {
-      await ledger.fail([{ key, token, error: serializeError(err) as unknown as Json }], now());
+      await ledger.fail([{ key, token, error: serializeError(err) as unknown as Json }], await clock.now());
       throw err;
     }
     const bad = outcomes.filter((o) => o.status === 'failed' || o.status === 'rejected' || o.status === 'in_flight');
     const summary = outcomes.map(({ key: k, status, recordId }) => ({ key: k, status, ...(recordId ? { recordId } : {}) }));
     if (bad.length > 0) {
-      await ledger.fail([{ key, token, error: { code: 'ACTIONS_INCOMPLETE', message: `${bad.length} of ${outcomes.length} actions did not complete`, outcomes: summary } as unknown as Json }], now());
+      await ledger.fail([{ key, token, error: { code: 'ACTIONS_INCOMPLETE', message: `${bad.length} of ${outcomes.length} actions did not complete`, outcomes: summary } as unknown as Json }], await clock.now());
       return { key, status: 'failed', outcomes };
     }
-    await ledger.complete([{ key, token, result: { outcomes: summary } as unknown as Json, retentionMs }], now());
+    await ledger.complete([{ key, token, result: { outcomes: summary } as unknown as Json, retentionMs }], await clock.now());
     return { key, status: 'completed', outcomes };
   }
 

@@ -9,11 +9,13 @@
  *                                            fencing token names the run that holds it.
  *
  * A second run finds the lock in progress, reads the holder entry of the lock's current token
- * and reports who holds it. A crashed holder stops renewing: its lease runs out and the next run
- * takes the lock over (token + 1). Holder entries expire after a week; `ledger prune` removes them.
+ * and reports who holds it. A holder killed on this host is taken over at once (its pid is gone);
+ * a crashed holder elsewhere stops renewing: its lease runs out and the next run takes the lock
+ * over (a higher token). Holder entries expire after a week; `ledger prune` removes them.
  */
 import { createHash } from 'node:crypto';
 import { hostname } from 'node:os';
+import { claimKeys } from '../claim.js';
 import type { LedgerBackend } from '../ledger/types.js';
 
 export interface JobHolder {
@@ -55,7 +57,8 @@ export async function acquireJobLock(ledger: LedgerBackend, job: string, options
   const leaseMs = options.leaseMs ?? DEFAULT_JOB_LEASE_MS;
   const now = options.now ?? Date.now;
   const key = lockKey(job);
-  const [claim] = await ledger.claim([{ key, fingerprint: fingerprint('job', job), leaseMs, retryFailed: true }], now());
+  // A holder that is a dead process on this host is taken over at once (claimKeys), not after its lease.
+  const [claim] = await claimKeys(ledger, [{ key, fingerprint: fingerprint('job', job), leaseMs, retryFailed: true }], now());
   if (claim!.outcome !== 'claimed') {
     const holderEntry = await ledger.get(holderKey(job, claim!.entry.token));
     const holder = (holderEntry?.result as JobHolder | null | undefined) ?? null;

@@ -1,7 +1,8 @@
 /**
  * `crm-upsert retry-failed`: re-apply every action whose last attempt failed. The engine stores
- * the action in the failed entry's error, and its claim takes failed entries over, so the retry
- * goes through the same path (and the same idempotency key) as the first attempt.
+ * the action in the failed entry's error, and `retryStored` re-applies it under the entry's own
+ * key (never a re-derived one), so the retry takes the failed entry over and goes through the
+ * same path as the first attempt.
  */
 import type { Action } from '../../schemas/action.js';
 import { loadConfig } from './config.js';
@@ -30,15 +31,16 @@ export async function retryFailedCommand(flags: RetryFailedFlags): Promise<numbe
       const page = await ledger.list({ status: 'failed', limit: PAGE, ...(after !== undefined ? { after } : {}) });
       if (page.length === 0) break;
       after = page[page.length - 1]!.key;
-      const actions: Action[] = [];
-      for (const entry of page) {
+      // Retried under their stored keys: a keyless action re-derived now would land on a new key.
+      const runnable = page.filter((entry) => {
         const action = (entry.error as { action?: Action } | null)?.action;
         // Failed `handle` events and job-lock entries carry no action: they are retried by their own callers.
-        if (action && typeof action === 'object') actions.push(action);
-        else skipped += 1;
-      }
-      if (actions.length > 0) {
-        const outcomes = await sync.applyMany(actions);
+        if (action && typeof action === 'object') return true;
+        skipped += 1;
+        return false;
+      });
+      if (runnable.length > 0) {
+        const outcomes = await sync.retryStored(runnable);
         outcomes.forEach((o) => report.outcome(0, o));
       }
       if (page.length < PAGE) break;

@@ -6,7 +6,7 @@ import { memoryCrm, type MemoryCrmOptions } from '../../helpers/memory-crm.js';
 
 const T0 = Date.parse('2026-11-29T10:00:00Z');
 
-function setup(opts: { crm?: MemoryCrmOptions; ledger?: LedgerBackend; clock?: { t: number }; dedupeWindowMs?: number; leaseMs?: number } = {}) {
+function setup(opts: { crm?: MemoryCrmOptions; ledger?: LedgerBackend; clock?: { t: number }; dedupeWindowMs?: number; leaseMs?: number; verifyCreates?: 'auto' | 'always' | 'after-failure' } = {}) {
   const crm = memoryCrm(opts.crm);
   const clock = opts.clock ?? { t: T0 };
   const ledger = opts.ledger ?? memoryLedger();
@@ -15,6 +15,8 @@ function setup(opts: { crm?: MemoryCrmOptions; ledger?: LedgerBackend; clock?: {
     ledger,
     dedupeWindowMs: opts.dedupeWindowMs ?? 10 * 60_000,
     leaseMs: opts.leaseMs,
+    // These tests play a durable ledger: lookups happen only after a failure or a takeover.
+    verifyCreates: opts.verifyCreates ?? 'after-failure',
     now: () => clock.t,
     sleep: async () => undefined,
     retry: { minTimeoutMs: 1, maxTimeoutMs: 2 },

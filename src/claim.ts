@@ -1,0 +1,21 @@
+/**
+ * Claiming keys: one round trip for the batch, plus one more only when some key is held by a dead
+ * process on this host. Such a holder will never renew or settle its claim, so instead of waiting
+ * out its lease the claim is released under the dead holder's own token (fenced: if anyone else
+ * took it meanwhile, the release does nothing) and claimed again, which counts as a takeover.
+ */
+import type { ClaimRequest, ClaimResult, LedgerBackend } from './ledger/types.js';
+import { isDeadLocalOwner, ownerId } from './owner.js';
+
+export async function claimKeys(ledger: LedgerBackend, requests: readonly ClaimRequest[], now: number): Promise<ClaimResult[]> {
+  if (requests.length === 0) return [];
+  const owner = ownerId();
+  const owned = requests.map((r) => ({ ...r, owner: r.owner ?? owner }));
+  const results = await ledger.claim(owned, now);
+  const dead = results.flatMap((r, i) => (r.outcome === 'in_progress' && isDeadLocalOwner(r.entry.owner) ? [i] : []));
+  if (dead.length === 0) return results;
+  await ledger.release(dead.map((i) => ({ key: results[i]!.key, token: results[i]!.entry.token })), now);
+  const again = await ledger.claim(dead.map((i) => owned[i]!), now);
+  dead.forEach((i, j) => (results[i] = again[j]!));
+  return results;
+}
