@@ -15,7 +15,7 @@ import { Client } from '@hubspot/api-client';
 import { Connection } from 'jsforce';
 import { hubspotAdapter } from '../adapters/hubspot/index.js';
 import { salesforceAdapter } from '../adapters/salesforce/index.js';
-import { createSync, type OutcomeStatus } from '../src/engine.js';
+import { createSync, type OutcomeStatus } from '../src/engine/index.js';
 import { openLedger } from '../src/ledger/index.js';
 import { unlimitedRateBudget } from '../src/rate-budget.js';
 import { fakeHubSpot, fakeSalesforce, type FakeCrmBase } from '../src/testing/index.js';

@@ -10,7 +10,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { hubspotAdapter } from '../adapters/hubspot/index.js';
-import { createSync, type OutcomeStatus } from '../src/engine.js';
+import { createSync, type OutcomeStatus } from '../src/engine/index.js';
 import { openLedger } from '../src/ledger/index.js';
 import { sharedRateBudget } from '../src/rate-budget-shared.js';
 import { unlimitedRateBudget } from '../src/rate-budget.js';

@@ -16,7 +16,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { hubspotAdapter } from '../adapters/hubspot/index.js';
-import { createSync } from '../src/engine.js';
+import { createSync } from '../src/engine/index.js';
 import { openLedger } from '../src/ledger/index.js';
 import { seededRandom, type FaultOptions } from '../src/testing/fake-http.js';
 import { fakeHubSpot } from '../src/testing/index.js';

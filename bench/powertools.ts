@@ -16,7 +16,7 @@
 import { readFileSync } from 'node:fs';
 import { Redis } from 'ioredis';
 import type { CrmAdapter } from '../src/adapter.js';
-import { createSync } from '../src/engine.js';
+import { createSync } from '../src/engine/index.js';
 import { CrmError } from '../src/errors.js';
 import { redisLedger } from '../src/ledger/redis.js';
 import { seededRandom } from '../src/testing/fake-http.js';

@@ -10,7 +10,7 @@
  */
 import Database from 'better-sqlite3';
 import type { ActivityWrite, CrmAdapter, RecordWrite, WriteResult } from '../src/adapter.js';
-import { createSync } from '../src/engine.js';
+import { createSync } from '../src/engine/index.js';
 import { CrmError } from '../src/errors.js';
 import { openLedger } from '../src/ledger/index.js';
 import { countingLedger, isMain, main, numberArg, round, tempDir } from './lib.js';

@@ -16,7 +16,7 @@
  *   npm run bench:throughput -- --budget-ms=10500      a budget with a margin for latency jitter
  */
 import { hubspotAdapter } from '../adapters/hubspot/index.js';
-import { createSync } from '../src/engine.js';
+import { createSync } from '../src/engine/index.js';
 import { openLedger } from '../src/ledger/index.js';
 import { localRateBudget } from '../src/rate-budget.js';
 import { fakeHubSpot } from '../src/testing/index.js';

@@ -4,7 +4,7 @@
  * ledger writes: a SQLite ledger file that does not exist yet is not created.
  */
 import { existsSync } from 'node:fs';
-import { createSync } from '../engine.js';
+import { createSync } from '../engine/index.js';
 import { memoryLedger } from '../ledger/memory.js';
 import type { LedgerBackend, LedgerEntry } from '../ledger/types.js';
 import type { Action } from '../../schemas/action.js';

@@ -15,7 +15,7 @@
  */
 import { createHash } from 'node:crypto';
 import { hostname } from 'node:os';
-import { claimKeys } from '../claim.js';
+import { claimKeys } from '../engine/claim-keys.js';
 import type { LedgerBackend } from '../ledger/types.js';
 
 export interface JobHolder {

@@ -4,7 +4,7 @@
  */
 import { mkdir, writeFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
-import type { Outcome } from '../engine.js';
+import type { Outcome } from '../engine/index.js';
 import { redact } from '../errors.js';
 import { ExitCode } from './exit.js';
 

@@ -6,7 +6,7 @@
 import { createReadStream } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import type { Readable } from 'node:stream';
-import { createSync, type Sync } from '../engine.js';
+import { createSync, type Sync } from '../engine/index.js';
 import type { CrmAdapter } from '../adapter.js';
 import type { LedgerBackend } from '../ledger/types.js';
 import { buildAdapter, ledgerUrl, loadConfig, openLedgerOrExit, type Config } from './config.js';

@@ -5,7 +5,7 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import type { CrmAdapter, Fields } from '../../src/adapter.js';
-import { createSync, type Sync } from '../../src/engine.js';
+import { createSync, type Sync } from '../../src/engine/index.js';
 import { memoryLedger } from '../../src/ledger/memory.js';
 import type { FaultKind } from '../../src/testing/fake-http.js';
 

@@ -5,7 +5,7 @@
  */
 import { Redis } from 'ioredis';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
-import { createSync } from '../../src/engine.js';
+import { createSync } from '../../src/engine/index.js';
 import { postgresLedger } from '../../src/ledger/postgres.js';
 import { redisLedger } from '../../src/ledger/redis.js';
 import type { LedgerBackend } from '../../src/ledger/types.js';
@@ -55,7 +55,7 @@ const note = (eventId: string, body = 'AI summary') => ({
 
 describe.each(ledgers)('%s ledger', (_name, skip, open) => {
   it.skipIf(skip)('keeps a live claim held when another worker\'s clock is ten minutes ahead: one note', async () => {
-    h = await harness('loopback', { latencyMs: 400 });
+    h = await harness('loopback', { faults: { latencyMs: 400 } });
     const ledger = open();
     opened.push(ledger);
     const fast = { minTimeoutMs: 5, maxTimeoutMs: 20 };

@@ -13,7 +13,7 @@ import { ReportBuilder } from '../../src/cli/report.js';
 import { runActions } from '../../src/cli/sync.js';
 import type { CrmAdapter, WriteResult } from '../../src/adapter.js';
 import { CrmError } from '../../src/errors.js';
-import { createSync, type Outcome, type Sync } from '../../src/engine.js';
+import { createSync, type Outcome, type Sync } from '../../src/engine/index.js';
 import { memoryLedger } from '../../src/ledger/memory.js';
 import type { LedgerBackend } from '../../src/ledger/types.js';
 import { unlimitedRateBudget } from '../../src/rate-budget.js';

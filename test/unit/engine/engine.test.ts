@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { createSync, type Outcome } from '../../../src/engine.js';
+import { createSync, type Outcome } from '../../../src/engine/index.js';
 import { memoryLedger } from '../../../src/ledger/memory.js';
 import type { LedgerBackend } from '../../../src/ledger/types.js';
 import { memoryCrm, type MemoryCrmOptions } from '../../helpers/memory-crm.js';

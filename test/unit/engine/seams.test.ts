@@ -5,7 +5,7 @@
  */
 import { spawnSync } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
-import { createSync, type HandleContext, type Outcome, type SyncOptions } from '../../../src/engine.js';
+import { createSync, type HandleContext, type Outcome, type SyncOptions } from '../../../src/engine/index.js';
 import { memoryLedger } from '../../../src/ledger/memory.js';
 import type { LedgerBackend } from '../../../src/ledger/types.js';
 import { formatOwner, hostId, ownerId, processStart } from '../../../src/owner.js';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { createSync } from '../../../src/engine.js';
+import { createSync } from '../../../src/engine/index.js';
 import { memoryLedger } from '../../../src/ledger/memory.js';
 import { memoryCrm } from '../../helpers/memory-crm.js';
 

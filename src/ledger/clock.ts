@@ -6,7 +6,7 @@
  * after `recalibrateMs` of real (monotonic) time, so an injected test clock that jumps keeps its
  * jumps. A backend without `clock()` (memory, SQLite) shares the machine's clock: `now` is used as it is.
  */
-import type { LedgerBackend } from './ledger/types.js';
+import type { LedgerBackend } from './types.js';
 
 export interface LedgerClock {
   /** The ledger's time estimate, epoch ms; measures the offset first when it is due. */

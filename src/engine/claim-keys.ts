@@ -4,8 +4,8 @@
  * out its lease the claim is released under the dead holder's own token (fenced: if anyone else
  * took it meanwhile, the release does nothing) and claimed again, which counts as a takeover.
  */
-import type { ClaimRequest, ClaimResult, LedgerBackend } from './ledger/types.js';
-import { isDeadLocalOwner, ownerId } from './owner.js';
+import type { ClaimRequest, ClaimResult, LedgerBackend } from '../ledger/types.js';
+import { isDeadLocalOwner, ownerId } from '../owner.js';
 
 export async function claimKeys(ledger: LedgerBackend, requests: readonly ClaimRequest[], now: number): Promise<ClaimResult[]> {
   if (requests.length === 0) return [];

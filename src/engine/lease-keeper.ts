@@ -8,9 +8,9 @@
  * write leaves after a wait) reports it so nothing is sent under a lost claim. A renewal that
  * fails because the ledger is unreachable is retried on the next tick; the lease still has 2/3 left.
  */
-import { LedgerError } from './errors.js';
-import type { LedgerBackend, TokenRef } from './ledger/types.js';
-import type { LedgerClock } from './ledger-clock.js';
+import { LedgerError } from '../errors.js';
+import type { LedgerBackend, TokenRef } from '../ledger/types.js';
+import type { LedgerClock } from '../ledger/clock.js';
 
 /** Thrown before a write leaves when a claim of its batch was lost meanwhile (nothing is sent). */
 export class ClaimLostError extends LedgerError {

@@ -4,15 +4,15 @@
  * the actions it returns, with every `ctx.once` step keyed under the event.
  */
 import { createHash } from 'node:crypto';
-import type { Action } from '../schemas/action.js';
-import type { FieldValue } from './adapter.js';
-import { KeyConflictError, ValidationError, serializeError } from './errors.js';
-import { childKey, eventKey } from './key.js';
-import type { Json, LedgerBackend } from './ledger/types.js';
-import { claimKeys } from './claim.js';
+import type { Action } from '../../schemas/action.js';
+import type { FieldValue } from '../adapter.js';
+import { KeyConflictError, ValidationError, serializeError } from '../errors.js';
+import { childKey, eventKey } from '../key.js';
+import type { Json, LedgerBackend } from '../ledger/types.js';
+import { claimKeys } from './claim-keys.js';
 import { leaseKeeper } from './lease-keeper.js';
-import type { LedgerClock } from './ledger-clock.js';
-import type { Outcome } from './outcome.js';
+import type { LedgerClock } from '../ledger/clock.js';
+import type { Outcome } from '../outcome.js';
 
 export interface HandleEvent {
   source: string;

@@ -1,0 +1,49 @@
+/**
+ * Stage 3, claim: one ledger round trip claims every key of the call (one more only when a dead
+ * local holder is taken over). A claimed key is `Held` and kept alive by the call's keeper until
+ * it is settled; every other answer settles the item at once: completed -> `replayed` (keyless:
+ * `suppressed`) with the stored result and 0 API calls, held elsewhere -> `in_flight`, failed
+ * without retry -> `failed`, a key of another identity -> `rejected` (KeyConflictError).
+ */
+import { KeyConflictError, type SerializedError } from '../errors.js';
+import type { ClaimResult, LedgerEntry } from '../ledger/types.js';
+import type { Outcome } from '../outcome.js';
+import { claimKeys } from './claim-keys.js';
+import type { Call, Decided, EngineContext, Held, Planned, StoredResult } from './types.js';
+
+/** A claim taken straight from a failed entry whose write surely never reached the CRM. */
+function surelyUnwritten(entry: LedgerEntry): boolean {
+  const failure = entry.error as { possiblyWritten?: boolean; attempts?: number } | null;
+  return failure?.possiblyWritten === false && failure.attempts === entry.attempts - 1;
+}
+
+function answer(item: Planned, claim: ClaimResult): Outcome {
+  switch (claim.outcome) {
+    case 'completed': {
+      const result = (claim.entry.result ?? {}) as Partial<StoredResult>;
+      return { key: item.key, status: item.keyless ? 'suppressed' : 'replayed', ...(result.recordId ? { recordId: result.recordId } : {}), attempts: 0 };
+    }
+    case 'failed':
+      return { key: item.key, status: 'failed', error: (claim.entry.error as SerializedError | null) ?? undefined, attempts: 0 };
+    case 'conflict':
+      return { key: item.key, status: 'rejected', error: new KeyConflictError(item.key, claim.entry).toJSON(), attempts: 0 };
+    default:
+      return { key: item.key, status: 'in_flight', attempts: 0 };
+  }
+}
+
+export async function claimStage(ctx: EngineContext, call: Call, items: readonly Planned[]): Promise<{ held: Held[]; answered: Decided[] }> {
+  const requests = items.map((i) => ({ key: i.key, fingerprint: i.fingerprint, leaseMs: ctx.leaseMs, retryFailed: ctx.retryFailed, ...(i.markId ? { markId: i.markId } : {}) }));
+  const claims = await claimKeys(ctx.ledger, requests, await ctx.clock.now());
+  const held: Held[] = [];
+  const answered: Decided[] = [];
+  items.forEach((item, j) => {
+    const claim = claims[j]!;
+    if (claim.outcome !== 'claimed') return void answered.push({ item, outcome: answer(item, claim) });
+    const recovered = claim.entry.attempts > 1 && !surelyUnwritten(claim.entry);
+    held.push({ ...item, token: claim.token!, entryAttempts: claim.entry.attempts, recovered, ...(claim.mark !== undefined ? { mark: claim.mark } : {}) });
+  });
+  // Long calls (rate limits, model calls, slow CRMs) keep every claim alive while we work.
+  call.keeper.hold(held.map((i) => ({ key: i.key, token: i.token })));
+  return { held, answered };
+}

@@ -1,0 +1,197 @@
+/**
+ * createSync(): the engine's wiring. An applyMany runs the stages in the order of the data flow:
+ *
+ *   prepare -> in-call repeats -> claim -> dedupe window -> unchanged -> plan + write (retry,
+ *   recover, split) + settle -> follow
+ *
+ * each in its own file of this folder, taking and returning typed values (types.ts). One lease
+ * keeper per call renews everything the call holds until it is settled.
+ */
+import type { CrmAdapter } from '../adapter.js';
+import { dedupeWindow } from '../dedupe-window.js';
+import { ValidationError } from '../errors.js';
+import { DEFAULT_BUCKET_MS } from '../key.js';
+import { ledgerClock } from '../ledger/clock.js';
+import type { LedgerBackend, LedgerEntry } from '../ledger/types.js';
+import type { Outcome } from '../outcome.js';
+import type { RetryOptions } from '../retry.js';
+import { claimStage } from './claim.js';
+import { followStage } from './follow.js';
+import { guardedSteps, type Handler, type HandleEvent, type HandleResult } from './guarded.js';
+import { leaseKeeper } from './lease-keeper.js';
+import { prepareAction, prepareAll, type Prepared, type StoredKey } from './prepare.js';
+import { quotaPause } from './quota.js';
+import { repeatOutcome, splitRepeats } from './repeats.js';
+import { completeEntries } from './settle.js';
+import type { Call, Decided, EngineContext, Planned } from './types.js';
+import { unchangedStage } from './unchanged.js';
+import { windowStage } from './window.js';
+import { writeStage } from './write.js';
+import { createHash } from 'node:crypto';
+
+export type { Prepared } from './prepare.js';
+
+export interface SyncOptions {
+  adapter: CrmAdapter;
+  ledger: LedgerBackend;
+  /** Suppress identical keyless actions on the same record inside this window, ms. 0 turns it off. Default 10 min. */
+  dedupeWindowMs?: number;
+  /** Period bucket of keyless fallback keys, ms. Default: the dedupe window (or 10 min). */
+  bucketMs?: number;
+  /** How long a claim is owned before another worker may take it over, ms. Default 5 min. */
+  leaseMs?: number;
+  /** Keep completed entries this long (then `prune` removes them), ms. Default: keep. */
+  retentionMs?: number | null;
+  /** Take over failed entries when the same action arrives again. Default true. */
+  retryFailed?: boolean;
+  /** Retry policy for CRM calls. */
+  retry?: RetryOptions;
+  /** Batches written in parallel inside one applyMany. Default 1. */
+  concurrency?: number;
+  /** Longest string field value accepted. Default 65,536. */
+  maxFieldLength?: number;
+  /** After a quota error (daily limit spent), send nothing to the CRM for this long, ms (or the error's Retry-After). Default 15 min. */
+  quotaPauseMs?: number;
+  /**
+   * Reject an action with neither `eventId` nor `occurredAt` (its key would come from the clock, so
+   * a re-run after the window writes it again). Default true. False restores clock buckets: such
+   * actions are then protected only while a re-run falls in the same bucket or the same window.
+   */
+  requireOccurredAt?: boolean;
+  /**
+   * When to look activity keys up in the CRM before creating them (CRMs without a native upsert
+   * on the key, such as HubSpot notes). `after-failure`: after an ambiguous failure or a takeover.
+   * `always`: before every create. `auto` (default): `always` on a ledger that does not report
+   * itself durable (memory; Redis without AOF or with eviction), `after-failure` otherwise.
+   */
+  verifyCreates?: 'auto' | 'always' | 'after-failure';
+  /** How long a confirmed dedupe-window slot is kept, so a late identical create is still caught, ms. Default 7 days (at least the window). */
+  windowRetentionMs?: number;
+  /** Injected clock (ms). Default Date.now. Leases are measured on the ledger's clock when it has one. */
+  now?: () => number;
+  /** Injected sleep, used for Retry-After waits and in-flight polling. */
+  sleep?: (ms: number) => Promise<void>;
+}
+
+export interface Sync {
+  apply(action: unknown): Promise<Outcome>;
+  applyMany(actions: readonly unknown[]): Promise<Outcome[]>;
+  handle(event: HandleEvent, fn: Handler): Promise<HandleResult>;
+  /**
+   * A guarded side effect outside `handle`: `fn` runs at most once per `key` while this process
+   * lives, and gets the step's stable key: pass it to the provider as its idempotency key, since
+   * after a crash between the effect and its record the step runs again (after the lease).
+   */
+  once<T>(key: string, fn: (stepKey: string) => Promise<T> | T): Promise<T>;
+  /**
+   * Re-apply stored failed entries (`ledger.list({ status: 'failed' })`) under their stored keys,
+   * never re-derived: what `crm-upsert retry-failed` runs. Entries that carry no action (failed
+   * `handle` events, job locks) get a `rejected` outcome naming why.
+   */
+  retryStored(entries: readonly LedgerEntry[]): Promise<Outcome[]>;
+  /** Validate and key an action without claiming or writing anything. */
+  prepare(action: unknown): Prepared;
+  readonly adapter: CrmAdapter;
+  readonly ledger: LedgerBackend;
+  close(): Promise<void>;
+}
+
+const DEFAULT_LEASE_MS = 5 * 60_000;
+const DEFAULT_QUOTA_PAUSE_MS = 15 * 60_000;
+const DEFAULT_WINDOW_MS = 10 * 60_000;
+const DEFAULT_WINDOW_RETENTION_MS = 7 * 24 * 3_600_000;
+
+const realSleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+function engineContext(options: SyncOptions): EngineContext {
+  const { adapter, ledger } = options;
+  const now = options.now ?? Date.now;
+  const leaseMs = options.leaseMs ?? DEFAULT_LEASE_MS;
+  const windowMs = options.dedupeWindowMs ?? DEFAULT_WINDOW_MS;
+  const retentionMs = options.retentionMs ?? null;
+  const verify = options.verifyCreates ?? 'auto';
+  let verifyAll: Promise<boolean> | undefined;
+  return {
+    adapter, ledger, now, leaseMs, windowMs, retentionMs,
+    clock: ledgerClock(ledger, { now }),
+    sleep: options.sleep ?? realSleep,
+    bucketMs: options.bucketMs ?? (windowMs > 0 ? windowMs : DEFAULT_BUCKET_MS),
+    retryFailed: options.retryFailed ?? true,
+    concurrency: options.concurrency ?? 1,
+    requireOccurredAt: options.requireOccurredAt ?? true,
+    maxFieldLength: options.maxFieldLength,
+    retry: options.retry,
+    window: dedupeWindow(ledger, { windowMs, pendingMs: leaseMs, keepMs: options.windowRetentionMs ?? Math.max(DEFAULT_WINDOW_RETENTION_MS, retentionMs ?? 0) }),
+    quota: quotaPause({ now, pauseMs: options.quotaPauseMs ?? DEFAULT_QUOTA_PAUSE_MS }),
+    verifiesEveryCreate: () =>
+      (verifyAll ??= verify !== 'auto' ? Promise.resolve(verify === 'always') : Promise.resolve(ledger.isDurable?.() ?? false).then((d) => !d, () => true)),
+  };
+}
+
+/** Claim, window, unchanged, write and follow the call's leaders; every claim is settled before it returns. */
+/** Outcomes by input index (stages pass new values along, so the index is the item's identity). */
+async function runCall(ctx: EngineContext, leaders: readonly Planned[]): Promise<Map<number, Outcome>> {
+  if (leaders.length === 0) return new Map();
+  const keeper = leaseKeeper({ ledger: ctx.ledger, leaseMs: ctx.leaseMs, clock: ctx.clock });
+  try {
+    const writesCreates = leaders.some((i) => i.op === 'create');
+    const call: Call = { keeper, verifyAll: writesCreates && (await ctx.verifiesEveryCreate()) };
+    const claimed = await claimStage(ctx, call, leaders);
+    const windowed = await windowStage(ctx, call, claimed.held);
+    const same = unchangedStage(windowed.pass);
+    await completeEntries(ctx, call, [...windowed.suppressed, ...same.unchanged]);
+    const written = await writeStage(ctx, call, same.pass);
+    const decided = new Map<number, Outcome>([...claimed.answered, ...windowed.suppressed, ...windowed.yielded, ...same.unchanged, ...written].map((d: Decided) => [d.item.index, d.outcome]));
+    for (const d of await followStage(ctx, call, windowed.followers, (leader) => decided.get(leader.index)!)) decided.set(d.item.index, d.outcome);
+    return decided;
+  } finally {
+    keeper.stop();
+  }
+}
+
+export function createSync(options: SyncOptions): Sync {
+  const ctx = engineContext(options);
+  const { adapter, ledger } = ctx;
+
+  async function applyInternal(inputs: readonly unknown[], stored?: readonly (StoredKey | undefined)[]): Promise<Outcome[]> {
+    const { planned, rejected } = prepareAll(ctx, inputs, stored);
+    const { leaders, repeats } = splitRepeats(planned);
+    const decided = await runCall(ctx, leaders);
+    const outcomes = rejected;
+    for (const item of leaders) outcomes[item.index] = decided.get(item.index)!;
+    for (const { item, leader } of repeats) outcomes[item.index] = repeatOutcome(item, decided.get(leader.index)!);
+    return Array.from({ length: inputs.length }, (_, i) => outcomes[i]!);
+  }
+
+  async function retryStored(entries: readonly LedgerEntry[]): Promise<Outcome[]> {
+    const stored = entries.map((e) => {
+      const error = e.error as { action?: unknown; at?: unknown } | null;
+      return { key: e.key, action: error?.action, at: typeof error?.at === 'number' ? error.at : undefined };
+    });
+    const runnable = stored.flatMap((s, i) => (s.action && typeof s.action === 'object' ? [i] : []));
+    const ran = await applyInternal(runnable.map((i) => stored[i]!.action), runnable.map((i) => ({ key: stored[i]!.key, ...(stored[i]!.at !== undefined ? { at: stored[i]!.at } : {}) })));
+    const noAction = new ValidationError([{ path: 'error.action', message: 'the stored entry carries no action to retry (a failed handle event or a job lock is retried by its own caller)' }]).toJSON();
+    const out: Outcome[] = stored.map((s) => ({ key: s.key, status: 'rejected', error: noAction, attempts: 0 }));
+    runnable.forEach((i, j) => (out[i] = ran[j]!));
+    return out;
+  }
+
+  const applyMany = (inputs: readonly unknown[]) => applyInternal(inputs);
+  const { once, handle } = guardedSteps({ ledger, applyMany, leaseMs: ctx.leaseMs, retentionMs: ctx.retentionMs, clock: ctx.clock, sleep: ctx.sleep });
+  const sha = (value: unknown) => createHash('sha256').update(JSON.stringify(value)).digest('base64url').slice(0, 32);
+
+  return {
+    adapter,
+    ledger,
+    prepare: (action) => prepareAction(ctx, action),
+    applyMany,
+    retryStored,
+    apply: async (action) => (await applyMany([action]))[0]!,
+    handle,
+    once: (key, fn) => once(key.startsWith('v1:') ? key : `v1:o:${sha(['once', key])}`, fn),
+    async close() {
+      await adapter.close?.();
+      await ledger.close();
+    },
+  };
+}

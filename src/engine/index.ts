@@ -1,0 +1,4 @@
+/** The engine: `createSync` and the types of what it returns. */
+export { createSync, type Prepared, type Sync, type SyncOptions } from './create-sync.js';
+export type { HandleContext, HandleEvent, HandleResult, Handler, HandlerAction } from './guarded.js';
+export { OutcomeStatus, type Outcome } from '../outcome.js';

@@ -1,0 +1,69 @@
+/**
+ * Stage 1, prepare: validate each input (zod, then the objects' allowlists) and key it. Nothing
+ * is claimed or written for an input that fails here; its outcome is `rejected` with the path and
+ * the reason. A stored action being retried keeps the key it was first given.
+ */
+import { createHash } from 'node:crypto';
+import { actionSchema, type Action } from '../../schemas/action.js';
+import { checkAgainstObjects } from '../../schemas/objects.js';
+import { formatZodIssues } from '../../schemas/parse.js';
+import type { Fields } from '../adapter.js';
+import { windowId } from '../dedupe-window.js';
+import { ValidationError } from '../errors.js';
+import { deriveKey, fingerprintOf } from '../key.js';
+import type { Outcome } from '../outcome.js';
+import type { EngineContext, Planned } from './types.js';
+
+export type Prepared =
+  | { ok: true; action: Action; key: string; fingerprint: string }
+  | { ok: false; key: string; error: ValidationError };
+
+/** A key and an event time kept from an earlier attempt (`retryStored`). */
+export interface StoredKey {
+  key: string;
+  at?: number;
+}
+
+const CLOCK_KEY_REASON =
+  'no eventId and no occurredAt: its key would come from the clock, so a re-run after the window writes it again (set requireOccurredAt: false to accept clock buckets)';
+
+const sha = (value: unknown) => createHash('sha256').update(JSON.stringify(value)).digest('base64url').slice(0, 32);
+
+/** Hash of the fields as the CRM will store them (key order does not matter). */
+const fieldsHash = (fields: Fields): string => sha(Object.keys(fields).sort().map((k) => [k, fields[k]]));
+
+export function prepareAction(ctx: EngineContext, input: unknown, storedKey?: string): Prepared {
+  const parsed = actionSchema.safeParse(input);
+  if (!parsed.success) return { ok: false, key: storedKey ?? '', error: new ValidationError(formatZodIssues(parsed.error)) };
+  const action = parsed.data;
+  if (storedKey === undefined && ctx.requireOccurredAt && action.eventId === undefined && action.occurredAt === undefined) {
+    return { ok: false, key: '', error: new ValidationError([{ path: 'occurredAt', message: CLOCK_KEY_REASON }]) };
+  }
+  const key = storedKey ?? deriveKey(action, { bucketMs: ctx.bucketMs, now: ctx.now });
+  const issues = checkAgainstObjects(action, ctx.adapter.objects, { maxFieldLength: ctx.maxFieldLength });
+  if (issues.length > 0) return { ok: false, key, error: new ValidationError(issues) };
+  return { ok: true, action, key, fingerprint: fingerprintOf(action) };
+}
+
+function plan(ctx: EngineContext, index: number, p: Extract<Prepared, { ok: true }>, storedAt?: number): Planned {
+  const { action, key, fingerprint } = p;
+  const keyless = action.eventId === undefined;
+  const at = action.occurredAt !== undefined ? Date.parse(action.occurredAt) : storedAt ?? ctx.clock.peek();
+  const base = { index, action, key, fingerprint, keyless, at, op: action.op, object: action.object };
+  // Only creates are windowed: a keyless upsert's external id is its key.
+  const windowed = keyless && ctx.windowMs > 0 && action.op === 'create' ? { windowId: windowId(ctx.adapter.name, action) } : {};
+  if (action.op !== 'upsert') return { ...base, ...windowed };
+  return { ...base, ...windowed, coalesceId: action.externalId, markId: `m1:${sha([ctx.adapter.name, action.object, action.externalId])}`, fieldHash: fieldsHash(action.fields) };
+}
+
+export function prepareAll(ctx: EngineContext, inputs: readonly unknown[], stored?: readonly (StoredKey | undefined)[]): { planned: Planned[]; rejected: Outcome[] } {
+  const planned: Planned[] = [];
+  const rejected: Outcome[] = [];
+  inputs.forEach((input, index) => {
+    const pinned = stored?.[index];
+    const p = prepareAction(ctx, input, pinned?.key);
+    if (p.ok) planned.push(plan(ctx, index, p, pinned?.at));
+    else rejected[index] = { key: p.key, status: 'rejected', error: p.error.toJSON(), attempts: 0 };
+  });
+  return { planned, rejected };
+}

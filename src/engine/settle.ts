@@ -1,0 +1,50 @@
+/**
+ * Settling claims in the ledger, one round trip per kind and batch. Completed entries store the
+ * outcome's status and record id, and for written upserts the record's "last written" mark.
+ * Failed entries keep the action (retried under this same key), its event time, the attempt they
+ * failed on and whether the write may have reached the CRM: the next claim that follows directly
+ * of an entry that surely wrote nothing needs no lookup before creating. A possibly written
+ * upsert also makes the record's mark unknown, so the next write to it is never judged unchanged.
+ * Released claims (nothing written) are claimable again at once.
+ */
+import type { SerializedError } from '../errors.js';
+import type { Json } from '../ledger/types.js';
+import { WRITTEN, type Call, type Decided, type EngineContext, type Held, type StoredResult } from './types.js';
+
+/** A mark that no field hash equals: the record may hold a write the ledger never saw confirmed. */
+export const UNKNOWN_MARK = JSON.stringify({ h: null, id: null });
+
+export async function completeEntries(ctx: EngineContext, call: Call, decided: readonly Decided[]): Promise<void> {
+  const owned = decided.filter((d): d is Decided & { item: Held } => 'token' in d.item);
+  if (owned.length === 0) return;
+  call.keeper.drop(owned.map((d) => d.item.key));
+  await ctx.ledger.complete(
+    owned.map(({ item, outcome: o }) => {
+      const result: StoredResult = { status: o.status, ...(o.recordId ? { recordId: o.recordId } : {}) };
+      const mark = item.markId && o.recordId && WRITTEN.has(o.status) ? { mark: { id: item.markId, value: JSON.stringify({ h: item.fieldHash, id: o.recordId }) } } : {};
+      return { key: item.key, token: item.token, result: result as unknown as Json, retentionMs: ctx.retentionMs, ...mark };
+    }),
+    await ctx.clock.now(),
+  );
+}
+
+export async function failEntries(ctx: EngineContext, call: Call, decided: readonly Decided[], possiblyWritten: boolean): Promise<void> {
+  const owned = decided.filter((d): d is Decided & { item: Held } => 'token' in d.item);
+  if (owned.length === 0) return;
+  call.keeper.drop(owned.map((d) => d.item.key));
+  await ctx.ledger.fail(
+    owned.map(({ item, outcome }) => ({
+      key: item.key,
+      token: item.token,
+      error: { ...(outcome.error as SerializedError), action: item.action, at: item.at, attempts: item.entryAttempts, possiblyWritten } as unknown as Json,
+      ...(possiblyWritten && item.markId ? { mark: { id: item.markId, value: UNKNOWN_MARK } } : {}),
+    })),
+    await ctx.clock.now(),
+  );
+}
+
+export async function releaseEntries(ctx: EngineContext, call: Call, items: readonly Held[]): Promise<void> {
+  if (items.length === 0) return;
+  call.keeper.drop(items.map((i) => i.key));
+  await ctx.ledger.release(items.map((i) => ({ key: i.key, token: i.token })), await ctx.clock.now());
+}

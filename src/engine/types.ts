@@ -1,0 +1,90 @@
+/**
+ * The values the engine's stages pass along. A stage takes typed values and returns new ones;
+ * nothing is shared between stages but the per-createSync `EngineContext` and the per-call `Call`.
+ *
+ *   Planned   a valid action with its key (prepare)
+ *   Held      a Planned whose key this call claimed: it owns the token (claim)
+ *   Decided   an item and its outcome (any stage that settles it)
+ */
+import type { Action } from '../../schemas/action.js';
+import type { CrmAdapter } from '../adapter.js';
+import type { DedupeWindow, HeldSlot } from '../dedupe-window.js';
+import type { LeaseKeeper } from './lease-keeper.js';
+import type { LedgerClock } from '../ledger/clock.js';
+import type { LedgerBackend } from '../ledger/types.js';
+import type { Outcome, OutcomeStatus } from '../outcome.js';
+import type { RetryOptions } from '../retry.js';
+import type { QuotaPause } from './quota.js';
+
+export interface Planned {
+  /** Position in the caller's input. */
+  readonly index: number;
+  readonly action: Action;
+  readonly key: string;
+  readonly fingerprint: string;
+  /** No event id: windowed (creates) and reported `suppressed` rather than `replayed`. */
+  readonly keyless: boolean;
+  /** Event time, epoch ms: `occurredAt`, else the stored time of a retried entry, else the time applied. */
+  readonly at: number;
+  readonly op: 'upsert' | 'create';
+  readonly object: string;
+  /** The dedupe-window slot family (keyless creates only). */
+  readonly windowId?: string;
+  /** Upserts: the record's "last written" mark id, the hash of these fields, and the record they coalesce on. */
+  readonly markId?: string;
+  readonly fieldHash?: string;
+  readonly coalesceId?: string;
+}
+
+export interface Held extends Planned {
+  readonly token: number;
+  /** Attempts of the entry when claimed (recorded in a failed entry). */
+  readonly entryAttempts: number;
+  /** Claimed by takeover: a previous attempt may have written before it died. */
+  readonly recovered: boolean;
+  /** The record's "last written" mark when the claim asked for it. */
+  readonly mark?: string;
+  /** The pending dedupe-window slot this item holds. */
+  readonly slot?: HeldSlot;
+}
+
+export interface Decided {
+  readonly item: Planned;
+  readonly outcome: Outcome;
+}
+
+/** Everything that stays the same for the life of one `createSync`. */
+export interface EngineContext {
+  readonly adapter: CrmAdapter;
+  readonly ledger: LedgerBackend;
+  readonly clock: LedgerClock;
+  readonly now: () => number;
+  readonly sleep: (ms: number) => Promise<void>;
+  readonly leaseMs: number;
+  readonly windowMs: number;
+  readonly bucketMs: number;
+  readonly retentionMs: number | null;
+  readonly retryFailed: boolean;
+  readonly concurrency: number;
+  readonly requireOccurredAt: boolean;
+  readonly maxFieldLength?: number;
+  readonly retry?: RetryOptions;
+  readonly window: DedupeWindow;
+  readonly quota: QuotaPause;
+  /** Whether every create must be looked up first (`verifyCreates`), decided once. */
+  verifiesEveryCreate(): Promise<boolean>;
+}
+
+/** One `applyMany` call: the keeper of every claim it holds, and what it decided about lookups. */
+export interface Call {
+  readonly keeper: LeaseKeeper;
+  readonly verifyAll: boolean;
+}
+
+/** What is stored as a completed entry's result. */
+export interface StoredResult {
+  status: OutcomeStatus;
+  recordId?: string;
+}
+
+export const WRITTEN: ReadonlySet<OutcomeStatus> = new Set<OutcomeStatus>(['created', 'updated', 'unchanged']);
