@@ -21,7 +21,7 @@ describeLedgerConformance('postgres', async () => {
   const tablePrefix = `${runId()}_`;
   prefixes.push(tablePrefix);
   return postgresLedger({ pool: pool!, tablePrefix });
-}, { skip: !url });
+}, { skip: !url, clock: true, durable: true });
 
 describeMultiProcessClaims('postgres', {
   backend: 'postgres',
