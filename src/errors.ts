@@ -149,6 +149,10 @@ const secretPatterns: RegExp[] = [
   /(access_?token["']?\s*[:=]\s*["']?)[^\s"',}&]+/gi,
   /(password["']?\s*[:=]\s*["']?)[^\s"',}&]+/gi,
   /(\/\/[^:/@\s]+:)[^@\s/]+@/g,
+  /(\/\/:)[^@\s/]+@/g,
+  // Token shapes: HubSpot private app tokens, Salesforce session ids.
+  /\bpat-[a-z]{2}\d-[A-Za-z0-9-]+/g,
+  /\b00D[A-Za-z0-9]{12,15}![A-Za-z0-9._-]+/g,
 ];
 
 /** Remove tokens, Authorization headers, passwords and registered secrets from a text. */
