@@ -6,6 +6,7 @@ import { createHash } from 'node:crypto';
 import { actionSchema, type Action } from '../schemas/action.js';
 import { checkAgainstObjects } from '../schemas/objects.js';
 import { formatZodIssues } from '../schemas/parse.js';
+import { snapshotInput } from '../schemas/snapshot.js';
 import { parentMemoKey, type ActivityWrite, type BatchContext, type CrmAdapter, type Fields, type RecordWrite, type WriteResult } from './adapter.js';
 import { planBatches, runPool, type Batch } from './batcher.js';
 import { claimKeys } from './claim.js';
@@ -176,7 +177,10 @@ export function createSync(options: SyncOptions): Sync {
   const toCrmError = (err: unknown): CrmError => (err instanceof CrmError ? err : adapter.classifyError(err));
 
   function prepareAction(input: unknown, storedKey?: string): Prepared {
-    const parsed = actionSchema.safeParse(input);
+    // Read once into plain data: what is validated is what is written; an unreadable input is rejected alone.
+    const snapshot = snapshotInput(input);
+    if (!snapshot.ok) return { ok: false, key: storedKey ?? '', error: new ValidationError(snapshot.issues) };
+    const parsed = actionSchema.safeParse(snapshot.value);
     if (!parsed.success) return { ok: false, key: storedKey ?? '', error: new ValidationError(formatZodIssues(parsed.error)) };
     const action = parsed.data;
     if (storedKey === undefined && requireOccurredAt && action.eventId === undefined && action.occurredAt === undefined) {
