@@ -55,7 +55,7 @@ const note = (eventId: string, body = 'AI summary') => ({
 
 describe.each(ledgers)('%s ledger', (_name, skip, open) => {
   it.skipIf(skip)('keeps a live claim held when another worker\'s clock is ten minutes ahead: one note', async () => {
-    h = await harness('loopback', { latencyMs: 400 });
+    h = await harness('loopback', { faults: { latencyMs: 400 } });
     const ledger = open();
     opened.push(ledger);
     const fast = { minTimeoutMs: 5, maxTimeoutMs: 20 };
