@@ -3,16 +3,34 @@
  * model can produce it through a tool call.
  */
 import { z } from 'zod';
+import { isWellFormed } from './unicode.js';
+
+export const LONE_SURROGATE_MESSAGE = 'contains a lone UTF-16 surrogate';
+
+/**
+ * Well-formed UTF-16 (every surrogate paired) as a JSON Schema pattern, for tool-call consumers.
+ * It means the same with or without the regex `u` flag. Parsing uses `isWellFormed()` instead.
+ */
+const WELL_FORMED = '^(?:[^\\uD800-\\uDFFF]|[\\uD800-\\uDBFF][\\uDC00-\\uDFFF])*$';
+const PRINTABLE_WELL_FORMED = '^(?:[^\\u0000-\\u001F\\u007F\\uD800-\\uDFFF]|[\\uD800-\\uDBFF][\\uDC00-\\uDFFF])*$';
+
+/**
+ * A string with a lone surrogate has no UTF-8 form: a request body would carry U+FFFD (another
+ * record's id) and `encodeURIComponent` throws, failing every action batched with it.
+ */
+const wellFormed = <S extends z.ZodString>(schema: S) => schema.refine(isWellFormed, LONE_SURROGATE_MESSAGE);
 
 /** Printable, non-empty, bounded identifiers (external ids may hold any Unicode but no control characters). */
 const identifier = (max: number) =>
-  z
-    .string()
-    .min(1, 'must not be empty')
-    .max(max, `must be at most ${max} characters`)
-    .refine((s) => ![...s].some((ch) => ch.charCodeAt(0) < 0x20 || ch.charCodeAt(0) === 0x7f), 'must not contain control characters');
+  wellFormed(
+    z
+      .string()
+      .min(1, 'must not be empty')
+      .max(max, `must be at most ${max} characters`)
+      .refine((s) => ![...s].some((ch) => ch.charCodeAt(0) < 0x20 || ch.charCodeAt(0) === 0x7f), 'must not contain control characters'),
+  ).meta({ pattern: PRINTABLE_WELL_FORMED });
 
-export const fieldValueSchema = z.union([z.string(), z.number().finite(), z.boolean(), z.null()]);
+export const fieldValueSchema = z.union([wellFormed(z.string()).meta({ pattern: WELL_FORMED }), z.number().finite(), z.boolean(), z.null()]);
 
 /** Names that would reach an object's prototype; zod's record drops `__proto__` silently, so look at the raw keys. */
 const FORBIDDEN_FIELD_NAMES = ['__proto__', 'constructor', 'prototype'];
@@ -24,7 +42,7 @@ const fieldsSchema = z.preprocess((value, ctx) => {
     }
   }
   return value;
-}, z.record(z.string().min(1, 'field name must not be empty'), fieldValueSchema));
+}, z.record(wellFormed(z.string().min(1, 'field name must not be empty')).meta({ pattern: WELL_FORMED }), fieldValueSchema));
 
 export const actionSchema = z
   .strictObject({

@@ -1,4 +1,4 @@
-export { actionSchema, actionJsonSchema, fieldValueSchema, type Action } from './action.js';
+export { actionSchema, actionJsonSchema, fieldValueSchema, LONE_SURROGATE_MESSAGE, type Action } from './action.js';
 export {
   configSchema,
   hubspotObjectSchema,
@@ -10,4 +10,6 @@ export {
   type SalesforceObjectConfig,
 } from './config.js';
 export { checkAgainstObjects, DEFAULT_MAX_FIELD_LENGTH, type ObjectCheckOptions } from './objects.js';
-export { parseWith, formatZodIssues } from './parse.js';
+export { parseWith, formatZodIssues, pathSegment } from './parse.js';
+export { snapshotInput, MAX_INPUT_DEPTH, type Snapshot } from './snapshot.js';
+export { isWellFormed, escapeLoneSurrogates } from './unicode.js';

@@ -1,7 +1,8 @@
 /**
  * One base class, a closed set of subclasses, each with a stable `code`.
  * Messages are prefixed `[crm-upsert]` (and `[vendor]` for CRM errors) and never carry secrets:
- * everything that may echo a request goes through `redact()` first.
+ * everything that may echo a request goes through `redact()` first, and a cause is kept only as
+ * a sanitized copy (`sanitizeCause`), so `util.inspect(err)` prints no secret down the chain.
  */
 
 export const ErrorCode = {
@@ -17,7 +18,7 @@ export class CrmSyncError extends Error {
   readonly code: string;
   constructor(code: string, message: string, options: { cause?: unknown; vendor?: string } = {}) {
     const prefix = options.vendor ? `[crm-upsert] [${options.vendor}]` : '[crm-upsert]';
-    super(`${prefix} ${redact(message)}`, options.cause === undefined ? undefined : { cause: options.cause });
+    super(`${prefix} ${redact(message)}`, options.cause === undefined ? undefined : { cause: sanitizeCause(options.cause) });
     this.name = new.target.name;
     this.code = code;
   }
@@ -149,6 +150,10 @@ const secretPatterns: RegExp[] = [
   /(access_?token["']?\s*[:=]\s*["']?)[^\s"',}&]+/gi,
   /(password["']?\s*[:=]\s*["']?)[^\s"',}&]+/gi,
   /(\/\/[^:/@\s]+:)[^@\s/]+@/g,
+  /(\/\/:)[^@\s/]+@/g,
+  // Token shapes: HubSpot private app tokens, Salesforce session ids.
+  /\bpat-[a-z]{2}\d-[A-Za-z0-9-]+/g,
+  /\b00D[A-Za-z0-9]{12,15}![A-Za-z0-9._-]+/g,
 ];
 
 /** Remove tokens, Authorization headers, passwords and registered secrets from a text. */
@@ -166,4 +171,84 @@ export function serializeError(err: unknown): SerializedError {
   if (err instanceof CrmSyncError) return err.toJSON();
   if (err instanceof Error) return { name: err.name, code: 'UNKNOWN', message: redact(err.message) };
   return { name: 'Error', code: 'UNKNOWN', message: redact(String(err)) };
+}
+
+/** Properties of a foreign error worth keeping: what it is and what the vendor said, not what was sent. */
+const KEPT_PROPS = [
+  'code', 'status', 'statusCode', 'errorCode', 'errno', 'syscall', 'address', 'port',
+  'severity', 'detail', 'hint', 'category', 'subCategory', 'correlationId', 'policyName', 'errorType',
+] as const;
+/** Response bodies (HubSpot `body`, jsforce `data`), kept as a short redacted summary. */
+const SUMMARIZED_PROPS = ['body', 'data'] as const;
+const MAX_SUMMARY = 500;
+const MAX_CAUSE_DEPTH = 8;
+
+/** Read a property without trusting it: a getter may throw. */
+function readProp(value: object, key: string): unknown {
+  try {
+    return (value as Record<string, unknown>)[key];
+  } catch {
+    return undefined;
+  }
+}
+
+function summarize(value: unknown): string | undefined {
+  let text: string | undefined;
+  try {
+    text = typeof value === 'string' ? value : JSON.stringify(value);
+  } catch {
+    text = '[unserializable]';
+  }
+  if (text === undefined) return undefined;
+  const red = redact(text);
+  return red.length > MAX_SUMMARY ? `${red.slice(0, MAX_SUMMARY)}... (${red.length} characters)` : red;
+}
+
+/** An error message without an echoed header block (HubSpot's ApiException appends the response headers). */
+const sanitizeMessage = (message: string) => redact(message.replace(/\nHeaders: [\s\S]*$/, '\nHeaders: [omitted]'));
+
+/**
+ * A copy of a thrown value that is safe to print and keep: an Error with the original's name,
+ * redacted message, stack frames, codes and status, a short redacted summary of a response body,
+ * and its own sanitized cause (recursively, cycle-safe). Never request or response headers, a
+ * client's config, or a command's arguments (ioredis keeps AUTH's password there). A CrmSyncError
+ * is already sanitized and is kept as is.
+ */
+export function sanitizeCause(cause: unknown, seen: WeakMap<object, unknown> = new WeakMap(), depth = 0): unknown {
+  if (cause === null || cause === undefined || typeof cause === 'number' || typeof cause === 'boolean' || typeof cause === 'bigint') return cause;
+  if (typeof cause === 'string') return redact(cause);
+  if (typeof cause !== 'object' && typeof cause !== 'function') return redact(String(cause));
+  if (cause instanceof CrmSyncError) return cause;
+  if (seen.has(cause)) return seen.get(cause);
+  if (depth >= MAX_CAUSE_DEPTH) return '[cause chain truncated]';
+
+  const isError = cause instanceof Error;
+  const rawName = readProp(cause, 'name');
+  const name = typeof rawName === 'string' ? redact(rawName) : isError ? 'Error' : 'Object';
+  const rawMessage = readProp(cause, 'message');
+  const message = sanitizeMessage(typeof rawMessage === 'string' ? rawMessage : isError ? '' : (summarize(cause) ?? ''));
+  const copy = new Error(message);
+  seen.set(cause, copy);
+  Object.defineProperty(copy, 'name', { value: name, enumerable: false, writable: true, configurable: true });
+  const rawStack = readProp(cause, 'stack');
+  const frames = typeof rawStack === 'string' ? rawStack.split('\n').filter((l) => /^\s+at /.test(l)).map(redact) : [];
+  Object.defineProperty(copy, 'stack', { value: [`${name}: ${message}`, ...frames].join('\n'), enumerable: false, writable: true, configurable: true });
+
+  const target = copy as unknown as Record<string, unknown>;
+  for (const key of KEPT_PROPS) {
+    const v = readProp(cause, key);
+    if (typeof v === 'number' || typeof v === 'boolean') target[key] = v;
+    else if (typeof v === 'string') target[key] = redact(v).slice(0, MAX_SUMMARY);
+  }
+  for (const key of SUMMARIZED_PROPS) {
+    const v = readProp(cause, key);
+    if (v !== undefined && v !== null) target[key] = summarize(v);
+  }
+  const errors = readProp(cause, 'errors');
+  if (Array.isArray(errors) && isError) target.errors = errors.slice(0, 5).map((e) => sanitizeCause(e, seen, depth + 1));
+  const inner = readProp(cause, 'cause');
+  if (inner !== undefined) {
+    Object.defineProperty(copy, 'cause', { value: sanitizeCause(inner, seen, depth + 1), enumerable: false, writable: true, configurable: true });
+  }
+  return copy;
 }

@@ -95,6 +95,9 @@ export async function dryRun(file: string, config: Config, flags: SyncFlags): Pr
         const reason = `line is ${raw.bytes} bytes, over the limit of ${raw.limit} bytes (--max-line-bytes); not parsed`;
         report.reject(raw.line, reason);
         line = { line: raw.line, would: 'reject', reason };
+      } else if ('invalidUtf8' in raw) {
+        report.reject(raw.line, raw.reason);
+        line = { line: raw.line, would: 'reject', reason: raw.reason };
       } else if (raw.text.trim() === '') {
         continue;
       } else {

@@ -93,6 +93,10 @@ export async function runActions(options: RunOptions): Promise<void> {
         report.reject(raw.line, `line is ${raw.bytes} bytes, over the limit of ${raw.limit} bytes (--max-line-bytes); not parsed`);
         continue;
       }
+      if ('invalidUtf8' in raw) {
+        report.reject(raw.line, raw.reason);
+        continue;
+      }
       if (raw.text.trim() === '') continue;
       let action: unknown;
       try {

@@ -65,6 +65,16 @@ function definedFields(fields: Record<string, FieldValue | undefined> | undefine
   return Object.fromEntries(Object.entries(fields).filter(([, v]) => v !== undefined)) as Record<string, FieldValue>;
 }
 
+/** A handler's action with the event's source, id and time filled in; one that cannot be read goes on as it is, to be rejected alone. */
+function withEvent(a: HandlerAction, event: HandleEvent): unknown {
+  try {
+    const occurredAt = a.occurredAt ?? event.occurredAt;
+    return { ...a, fields: definedFields(a.fields), source: a.source ?? event.source, eventId: a.eventId ?? event.eventId, ...(occurredAt ? { occurredAt } : {}) };
+  } catch {
+    return a;
+  }
+}
+
 export function guardedSteps(options: GuardedOptions) {
   const { ledger, applyMany, leaseMs, retentionMs, clock, sleep } = options;
 
@@ -120,7 +130,7 @@ export function guardedSteps(options: GuardedOptions) {
       outcomes = await keptAlive(key, token, async () => {
         const actions = (await fn(ctx)) ?? [];
         return applyMany(
-          actions.map((a) => ({ ...a, fields: definedFields(a.fields), source: a.source ?? event.source, eventId: a.eventId ?? event.eventId, ...(a.occurredAt ?? event.occurredAt ? { occurredAt: a.occurredAt ?? event.occurredAt } : {}) })),
+          actions.map((a) => withEvent(a, event)),
         );
       });
     } catch (err) {

@@ -7,6 +7,7 @@ import { createHash } from 'node:crypto';
 import { actionSchema, type Action } from '../../schemas/action.js';
 import { checkAgainstObjects } from '../../schemas/objects.js';
 import { formatZodIssues } from '../../schemas/parse.js';
+import { snapshotInput } from '../../schemas/snapshot.js';
 import type { Fields } from '../adapter.js';
 import { windowId } from '../dedupe-window.js';
 import { ValidationError } from '../errors.js';
@@ -33,7 +34,10 @@ const sha = (value: unknown) => createHash('sha256').update(JSON.stringify(value
 const fieldsHash = (fields: Fields): string => sha(Object.keys(fields).sort().map((k) => [k, fields[k]]));
 
 export function prepareAction(ctx: EngineContext, input: unknown, storedKey?: string): Prepared {
-  const parsed = actionSchema.safeParse(input);
+  // Read once into plain data: what is validated is what is written; an unreadable input is rejected alone.
+  const snapshot = snapshotInput(input);
+  if (!snapshot.ok) return { ok: false, key: storedKey ?? '', error: new ValidationError(snapshot.issues) };
+  const parsed = actionSchema.safeParse(snapshot.value);
   if (!parsed.success) return { ok: false, key: storedKey ?? '', error: new ValidationError(formatZodIssues(parsed.error)) };
   const action = parsed.data;
   if (storedKey === undefined && ctx.requireOccurredAt && action.eventId === undefined && action.occurredAt === undefined) {

@@ -49,7 +49,9 @@ export function safeLedgerUrl(url: string): string {
 
 type Loader = () => Promise<LedgerBackend>;
 
-function loaderFor(url: string, options: OpenLedgerOptions): { name: string; load: Loader } {
+/** `hasClock`: the backend has a clock of its own, so the wrapper offers `clock()` before loading it. */
+function loaderFor(url: string, options: OpenLedgerOptions): { name: string; load: Loader; hasClock?: boolean } {
+  const { createSchema } = options;
   const scheme = /^([a-z][a-z0-9+.-]*):/i.exec(url)?.[1]?.toLowerCase();
   switch (scheme) {
     case 'memory':
@@ -59,22 +61,24 @@ function loaderFor(url: string, options: OpenLedgerOptions): { name: string; loa
       if (path === '') throw new ConfigError(`ledger URL ${safeLedgerUrl(url)} names no file: use sqlite:PATH or sqlite::memory:`);
       return {
         name: 'sqlite',
-        load: async () => (await import('./sqlite.js')).sqliteLedger({ path, busyTimeoutMs: options.busyTimeoutMs }),
+        load: async () => (await import('./sqlite.js')).sqliteLedger({ path, busyTimeoutMs: options.busyTimeoutMs, createSchema }),
       };
     }
     case 'postgres':
     case 'postgresql':
       return {
         name: 'postgres',
+        hasClock: true,
         load: async () => (await import('./postgres.js')).postgresLedger({
-          connectionString: url, tablePrefix: options.tablePrefix, schema: options.schema,
+          connectionString: url, tablePrefix: options.tablePrefix, schema: options.schema, createSchema,
         }),
       };
     case 'redis':
     case 'rediss':
       return {
         name: 'redis',
-        load: async () => (await import('./redis.js')).redisLedger({ url, prefix: options.keyPrefix }),
+        hasClock: true,
+        load: async () => (await import('./redis.js')).redisLedger({ url, prefix: options.keyPrefix, createSchema, durable: options.durable }),
       };
     default:
       throw new ConfigError(
@@ -89,7 +93,7 @@ function loaderFor(url: string, options: OpenLedgerOptions): { name: string; loa
  * Synchronous: the driver is imported on the first call. Unknown schemes throw ConfigError.
  */
 export function openLedger(url: string, options: OpenLedgerOptions = {}): LedgerBackend {
-  const { name, load } = loaderFor(url, options);
+  const { name, load, hasClock } = loaderFor(url, options);
   let backend: Promise<LedgerBackend> | undefined;
   let closed = false;
 
@@ -103,18 +107,34 @@ export function openLedger(url: string, options: OpenLedgerOptions = {}): Ledger
     return backend;
   };
 
+  // Refused here too, so a read-only open of any backend (memory included) never even loads to write.
+  const writable = async (what: string): Promise<LedgerBackend> => {
+    if (options.createSchema === false) throw new LedgerError(`${name} ledger is opened read-only (createSchema: false): ${what} refused`);
+    return ready();
+  };
+
   return {
     name,
-    claim: async (requests, now) => (await ready()).claim(requests, now),
-    complete: async (requests, now) => (await ready()).complete(requests, now),
-    fail: async (requests, now) => (await ready()).fail(requests, now),
-    release: async (requests, now) => (await ready()).release(requests, now),
-    renew: async (requests, leaseMs, now) => (await ready()).renew(requests, leaseMs, now),
+    claim: async (requests, now) => (await writable('claim')).claim(requests, now),
+    complete: async (requests, now) => (await writable('complete')).complete(requests, now),
+    fail: async (requests, now) => (await writable('fail')).fail(requests, now),
+    release: async (requests, now) => (await writable('release')).release(requests, now),
+    renew: async (requests, leaseMs, now) => (await writable('renew')).renew(requests, leaseMs, now),
     get: async (key) => (await ready()).get(key),
     list: async (options) => (await ready()).list(options),
-    prune: async (now, olderThan) => (await ready()).prune(now, olderThan),
-    windowAcquire: async (requests, now) => (await ready()).windowAcquire(requests, now),
-    windowSettle: async (requests, now) => (await ready()).windowSettle(requests, now),
+    prune: async (now, olderThan) => (await writable('prune')).prune(now, olderThan),
+    windowAcquire: async (requests, now) => (await writable('windowAcquire')).windowAcquire(requests, now),
+    windowSettle: async (requests, now) => (await writable('windowSettle')).windowSettle(requests, now),
+    ...(hasClock ? {
+      clock: async () => {
+        const backend = await ready();
+        return backend.clock ? backend.clock() : Date.now();
+      },
+    } : {}),
+    isDurable: async () => {
+      const backend = await ready();
+      return backend.isDurable ? backend.isDurable() : false;
+    },
     close: async () => {
       if (closed) return;
       closed = true;

@@ -3,7 +3,7 @@
  * one machine. Every batch runs in one `BEGIN IMMEDIATE` transaction, so it is atomic and takes
  * the write lock once; concurrent writers wait up to `busyTimeoutMs` for it.
  */
-import { mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync, statSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import Database from 'better-sqlite3';
 import { LedgerError } from '../errors.js';
@@ -17,9 +17,15 @@ export interface SqliteLedgerOptions {
   path: string;
   /** How long a writer waits for another process's lock before failing. Default 5000. */
   busyTimeoutMs?: number;
+  /**
+   * Create the file, its tables and run migrations on open. Default true. False opens the ledger
+   * read-only and creates nothing: a file that does not exist reads as empty, and writes throw.
+   */
+  createSchema?: boolean;
 }
 
-const SCHEMA_VERSION = 1;
+/** 2: entries.owner and the token floor in `meta`. */
+const SCHEMA_VERSION = 2;
 
 interface EntryRow {
   key: string;
@@ -33,6 +39,8 @@ interface EntryRow {
   created_at: number;
   updated_at: number;
   expires_at: number | null;
+  /** Absent in a ledger of schema version 1 opened read-only. */
+  owner?: string | null;
 }
 
 interface WindowRow {
@@ -55,6 +63,7 @@ const toEntry = (row: EntryRow): LedgerEntry => ({
   error: parseJson(row.error),
   createdAt: row.created_at,
   updatedAt: row.updated_at,
+  owner: row.owner ?? null,
   expiresAt: row.expires_at,
 });
 
@@ -65,16 +74,14 @@ const toSlot = (row: WindowRow, acquired: boolean): WindowSlot => ({
   expiresAt: row.expires_at,
 });
 
-function openDatabase(path: string, busyTimeoutMs: number): Database.Database {
-  if (path !== ':memory:' && path !== '') mkdirSync(dirname(resolve(path)), { recursive: true });
-  const db = new Database(path);
-  // busy_timeout first: switching to WAL needs a lock another process may hold.
-  db.pragma(`busy_timeout = ${Math.max(0, Math.floor(busyTimeoutMs))}`);
-  db.pragma('journal_mode = WAL');
-  db.pragma('synchronous = NORMAL');
+function migrate(db: Database.Database): void {
   db.transaction(() => {
+    db.exec('CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)');
+    const { v } = db.prepare('SELECT max(version) AS v FROM schema_version').get() as { v: number | null };
+    if (v !== null && v > SCHEMA_VERSION) {
+      throw new LedgerError(`sqlite ledger schema version ${v} is newer than this library (${SCHEMA_VERSION})`);
+    }
     db.exec(`
-      CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL);
       CREATE TABLE IF NOT EXISTS entries (
         key TEXT PRIMARY KEY,
         fingerprint TEXT NOT NULL,
@@ -86,7 +93,8 @@ function openDatabase(path: string, busyTimeoutMs: number): Database.Database {
         error TEXT,
         created_at INTEGER NOT NULL,
         updated_at INTEGER NOT NULL,
-        expires_at INTEGER
+        expires_at INTEGER,
+        owner TEXT
       ) WITHOUT ROWID;
       CREATE INDEX IF NOT EXISTS entries_expires_at ON entries (expires_at) WHERE expires_at IS NOT NULL;
       CREATE TABLE IF NOT EXISTS marks (id TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
@@ -96,33 +104,114 @@ function openDatabase(path: string, busyTimeoutMs: number): Database.Database {
         confirmed INTEGER NOT NULL,
         expires_at INTEGER NOT NULL
       ) WITHOUT ROWID;
+      CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, value INTEGER NOT NULL) WITHOUT ROWID;
     `);
-    const row = db.prepare('SELECT max(version) AS v FROM schema_version').get() as { v: number | null };
-    if (row.v === null) db.prepare('INSERT INTO schema_version (version) VALUES (?)').run(SCHEMA_VERSION);
-    else if (row.v > SCHEMA_VERSION) {
-      throw new LedgerError(`sqlite ledger schema version ${row.v} is newer than this library (${SCHEMA_VERSION})`);
-    }
+    // Version 1 ledgers: the write lock held by this transaction makes the check-then-alter safe.
+    const columns = db.prepare('SELECT name FROM pragma_table_info(?)').all('entries') as { name: string }[];
+    if (!columns.some((c) => c.name === 'owner')) db.exec('ALTER TABLE entries ADD COLUMN owner TEXT');
+    // Tokens of entries pruned before the floor existed are unknown; the highest live one is a safe start.
+    db.exec(`INSERT OR IGNORE INTO meta (name, value) SELECT 'token_floor', coalesce(max(token), 0) FROM entries`);
+    if (v === null) db.prepare('INSERT INTO schema_version (version) VALUES (?)').run(SCHEMA_VERSION);
+    else if (v < SCHEMA_VERSION) db.prepare('UPDATE schema_version SET version = ?').run(SCHEMA_VERSION);
   }).immediate();
+}
+
+function openDatabase(path: string, busyTimeoutMs: number, createSchema: boolean): Database.Database | undefined {
+  const inMemory = path === ':memory:' || path === '';
+  if (!createSchema && (inMemory || !existsSync(path))) return undefined;
+  if (createSchema && !inMemory) mkdirSync(dirname(resolve(path)), { recursive: true });
+  // Read-write even when read-only, so the last closer still removes the -wal and -shm files.
+  const db = new Database(path, { fileMustExist: !createSchema });
+  // busy_timeout first: switching to WAL needs a lock another process may hold.
+  db.pragma(`busy_timeout = ${Math.max(0, Math.floor(busyTimeoutMs))}`);
+  if (!createSchema) return db;
+  db.pragma('journal_mode = WAL');
+  db.pragma('synchronous = NORMAL');
+  migrate(db);
   return db;
+}
+
+/** The file's identity at open, and a check that it is still the file this connection writes to. */
+function fileGuard(path: string): () => void {
+  if (path === ':memory:' || path === '') return () => undefined;
+  const file = resolve(path);
+  const opened = statSync(file, { bigint: true });
+  return () => {
+    const now = statSync(file, { bigint: true, throwIfNoEntry: false });
+    // The connection keeps writing to the unlinked inode: every later write would vanish with it.
+    if (!now || now.dev !== opened.dev || now.ino !== opened.ino) {
+      throw new LedgerError(`sqlite ledger file ${file} was deleted or replaced while the ledger was open; nothing was written, reopen the ledger`);
+    }
+  };
 }
 
 /** The embedded ledger on better-sqlite3 (WAL, `BEGIN IMMEDIATE` per batch). */
 export function sqliteLedger(options: SqliteLedgerOptions): LedgerBackend {
   const busyTimeoutMs = options.busyTimeoutMs ?? 5000;
-  let db: Database.Database;
+  const createSchema = options.createSchema ?? true;
+  let db: Database.Database | undefined;
+  let checkFile: () => void;
   try {
-    db = openDatabase(options.path, busyTimeoutMs);
+    db = openDatabase(options.path, busyTimeoutMs, createSchema);
+    checkFile = db ? fileGuard(options.path) : () => undefined;
   } catch (err) {
+    db?.close();
     if (err instanceof LedgerError) throw err;
     throw new LedgerError(`cannot open sqlite ledger at ${options.path}: ${(err as Error).message}`, { cause: err });
   }
+  const read = <R>(what: string, empty: R, fn: (d: Database.Database) => R): Promise<R> => {
+    if (!db) return Promise.resolve(empty);
+    try {
+      return Promise.resolve(fn(db));
+    } catch (err) {
+      // Read-only over a file that holds no ledger (yet): nothing to find.
+      if (!createSchema && /no such table/i.test((err as Error).message)) return Promise.resolve(empty);
+      return Promise.reject(new LedgerError(`sqlite ledger ${what} failed: ${(err as Error).message}`, { cause: err }));
+    }
+  };
+  const reads = {
+    get: (key: string) => read('get', null, (d) => {
+      const row = d.prepare<[string], EntryRow>('SELECT * FROM entries WHERE key = ?').get(key);
+      return row ? toEntry(row) : null;
+    }),
+    list: (opts: ListOptions = {}) => read('list', [] as LedgerEntry[], (d) => {
+      const where: string[] = [];
+      const params: (string | number)[] = [];
+      if (opts.status) { where.push('status = ?'); params.push(opts.status); }
+      if (opts.after !== undefined) { where.push('key > ?'); params.push(opts.after); }
+      const sql = `SELECT * FROM entries ${where.length ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY key`
+        + (opts.limit !== undefined ? ' LIMIT ?' : '');
+      if (opts.limit !== undefined) params.push(Math.max(0, Math.floor(opts.limit)));
+      return (d.prepare(sql).all(...params) as EntryRow[]).map(toEntry);
+    }),
+    isDurable: async () => options.path !== ':memory:' && options.path !== '',
+    close: async () => {
+      if (db?.open) db.close();
+    },
+  };
+  if (!db || !createSchema) {
+    const refuse = (what: string) => () =>
+      Promise.reject(new LedgerError(`sqlite ledger at ${options.path} is opened read-only (createSchema: false): ${what} refused`));
+    return {
+      name: 'sqlite',
+      claim: refuse('claim'), complete: refuse('complete'), fail: refuse('fail'), release: refuse('release'),
+      renew: refuse('renew'), windowAcquire: refuse('windowAcquire'), windowSettle: refuse('windowSettle'), prune: refuse('prune'),
+      ...reads,
+    };
+  }
+  return writableLedger(db, checkFile, reads);
+}
 
+type Reads = Pick<LedgerBackend, 'get' | 'list' | 'close'> & Required<Pick<LedgerBackend, 'isDurable'>>;
+
+function writableLedger(db: Database.Database, checkFile: () => void, reads: Reads): LedgerBackend {
   const q = {
     get: db.prepare<[string], EntryRow>('SELECT * FROM entries WHERE key = ?'),
-    fresh: db.prepare(`INSERT OR REPLACE INTO entries (key, fingerprint, status, token, lease_until, attempts, created_at, updated_at)
-      VALUES (?, ?, 'in_progress', ?, ?, 1, ?, ?)`),
+    floor: db.prepare<[], { value: number }>(`SELECT value FROM meta WHERE name = 'token_floor'`),
+    fresh: db.prepare(`INSERT OR REPLACE INTO entries (key, fingerprint, status, token, lease_until, attempts, created_at, updated_at, owner)
+      VALUES (?, ?, 'in_progress', ?, ?, 1, ?, ?, ?)`),
     takeOver: db.prepare(`UPDATE entries SET status = 'in_progress', token = token + 1, lease_until = ?,
-      attempts = attempts + 1, updated_at = ?, expires_at = NULL WHERE key = ?`),
+      attempts = attempts + 1, updated_at = ?, expires_at = NULL, owner = ? WHERE key = ?`),
     mark: db.prepare<[string], { value: string }>('SELECT value FROM marks WHERE id = ?'),
     setMark: db.prepare('INSERT INTO marks (id, value) VALUES (?, ?) ON CONFLICT (id) DO UPDATE SET value = excluded.value'),
     complete: db.prepare(`UPDATE entries SET status = 'completed', result = ?, error = NULL, lease_until = NULL,
@@ -133,12 +222,17 @@ export function sqliteLedger(options: SqliteLedgerOptions): LedgerBackend {
       WHERE key = ? AND token = ? AND status = 'in_progress'`),
     renew: db.prepare(`UPDATE entries SET lease_until = ?, updated_at = ?
       WHERE key = ? AND token = ? AND status = 'in_progress' AND lease_until > ?`),
-    pruneExpired: db.prepare('DELETE FROM entries WHERE expires_at IS NOT NULL AND expires_at <= ?'),
-    pruneOld: db.prepare(`DELETE FROM entries WHERE status IN ('completed', 'failed') AND updated_at < ?`),
+    // $old is null when prune got no olderThan; both statements use one condition so the floor covers every deleted token.
+    raiseFloor: db.prepare(`UPDATE meta SET value = max(value, coalesce((SELECT max(token) FROM entries
+      WHERE (expires_at IS NOT NULL AND expires_at <= $now) OR (status IN ('completed', 'failed') AND updated_at < $old)), 0))
+      WHERE name = 'token_floor'`),
+    prune: db.prepare(`DELETE FROM entries
+      WHERE (expires_at IS NOT NULL AND expires_at <= $now) OR (status IN ('completed', 'failed') AND updated_at < $old)`),
     pruneWindows: db.prepare('DELETE FROM windows WHERE expires_at <= ?'),
     window: db.prepare<[string], WindowRow>('SELECT * FROM windows WHERE id = ?'),
-    putWindow: db.prepare(`INSERT INTO windows (id, owner, confirmed, expires_at) VALUES (?, ?, ?, ?)
-      ON CONFLICT (id) DO UPDATE SET owner = excluded.owner, confirmed = excluded.confirmed, expires_at = excluded.expires_at`),
+    putWindow: db.prepare(`INSERT INTO windows (id, owner, confirmed, expires_at) VALUES (?, ?, 0, ?)
+      ON CONFLICT (id) DO UPDATE SET owner = excluded.owner, confirmed = 0, expires_at = excluded.expires_at`),
+    dropWindow: db.prepare('DELETE FROM windows WHERE id = ?'),
     confirmWindow: db.prepare('UPDATE windows SET confirmed = 1, expires_at = ? WHERE id = ? AND owner = ?'),
     releaseWindow: db.prepare('DELETE FROM windows WHERE id = ? AND owner = ?'),
   };
@@ -147,14 +241,15 @@ export function sqliteLedger(options: SqliteLedgerOptions): LedgerBackend {
     const row = q.get.get(req.key);
     let outcome: ClaimResult['outcome'];
     if (!row || (row.expires_at !== null && row.expires_at <= now && row.status !== 'in_progress')) {
-      // Past its retention the key is new again, but the token keeps counting so fencing never repeats.
-      q.fresh.run(req.key, req.fingerprint, (row?.token ?? 0) + 1, now + req.leaseMs, now, now);
+      // New, or past its retention: the token starts above the floor so a pruned key's stale tokens never match.
+      const token = Math.max(row?.token ?? 0, q.floor.get()?.value ?? 0) + 1;
+      q.fresh.run(req.key, req.fingerprint, token, now + req.leaseMs, now, now, req.owner ?? null);
       outcome = 'claimed';
     } else if (row.fingerprint !== req.fingerprint) {
       outcome = 'conflict';
     } else if ((row.status === 'in_progress' && (row.lease_until ?? 0) <= now)
       || (row.status === 'failed' && req.retryFailed === true)) {
-      q.takeOver.run(now + req.leaseMs, now, req.key);
+      q.takeOver.run(now + req.leaseMs, now, req.owner ?? null, req.key);
       outcome = 'claimed';
     } else {
       outcome = row.status;
@@ -169,10 +264,22 @@ export function sqliteLedger(options: SqliteLedgerOptions): LedgerBackend {
     return result;
   };
 
+  const acquireOne = (r: WindowAcquireRequest, now: number): WindowSlot => {
+    const row = q.window.get(r.id);
+    const live = row !== undefined && row.expires_at > now;
+    if (live && row.owner !== r.owner) return toSlot(row, false);
+    if (live && row.confirmed === 1) return toSlot(row, true);
+    // Absent, expired, or this owner's pending hold: (re)start it; a probe (ttl 0) leaves nothing behind.
+    if (r.ttlMs > 0) q.putWindow.run(r.id, r.owner, now + r.ttlMs);
+    else if (row) q.dropWindow.run(r.id);
+    return { acquired: true, owner: r.owner, confirmed: false, expiresAt: now + r.ttlMs };
+  };
+
   // A transaction function takes the batch and the caller's clock, so `now` never leaks between calls.
   const batch = <T, R>(what: string, fn: (items: T[], now: number, leaseMs: number) => R) => {
     const tx = db.transaction(fn);
     return async (items: T[], now: number, leaseMs = 0): Promise<R> => {
+      checkFile();
       try {
         return tx.immediate(items, now, leaseMs);
       } catch (err) {
@@ -181,73 +288,42 @@ export function sqliteLedger(options: SqliteLedgerOptions): LedgerBackend {
     };
   };
 
-  const claimTx = batch('claim', (reqs: ClaimRequest[], now) => reqs.map((r) => claimOne(r, now)));
+  // The mark belongs to the write that was accepted; a fenced-out worker must not move it.
+  const setMark = (ok: boolean, mark: { id: string; value: string } | undefined) => {
+    if (ok && mark) q.setMark.run(mark.id, mark.value);
+    return ok;
+  };
   const completeTx = batch('complete', (reqs: CompleteRequest[], now) => reqs.map((r) => {
     const expiresAt = r.retentionMs === null || r.retentionMs === undefined ? null : now + r.retentionMs;
-    const ok = q.complete.run(JSON.stringify(r.result), now, expiresAt, r.key, r.token).changes === 1;
-    // The mark belongs to the write that completed; a fenced-out worker must not move it.
-    if (ok && r.mark) q.setMark.run(r.mark.id, r.mark.value);
-    return ok;
+    return setMark(q.complete.run(JSON.stringify(r.result), now, expiresAt, r.key, r.token).changes === 1, r.mark);
   }));
   const failTx = batch('fail', (reqs: FailRequest[], now) =>
-    reqs.map((r) => q.fail.run(JSON.stringify(r.error), now, r.key, r.token).changes === 1));
-  const releaseTx = batch('release', (reqs: TokenRef[], now) =>
-    reqs.map((r) => q.release.run(now, now, r.key, r.token).changes === 1));
+    reqs.map((r) => setMark(q.fail.run(JSON.stringify(r.error), now, r.key, r.token).changes === 1, r.mark)));
   const renewTx = batch('renew', (reqs: TokenRef[], now, leaseMs) =>
     reqs.map((r) => q.renew.run(now + leaseMs, now, r.key, r.token, now).changes === 1));
-  const acquireTx = batch('windowAcquire', (reqs: WindowAcquireRequest[], now) => reqs.map((r): WindowSlot => {
-    const row = q.window.get(r.id);
-    if (row && row.expires_at > now) return toSlot(row, row.owner === r.owner);
-    q.putWindow.run(r.id, r.owner, 0, now + r.ttlMs);
-    return { acquired: true, owner: r.owner, confirmed: false, expiresAt: now + r.ttlMs };
-  }));
-  const settleTx = batch('windowSettle', (reqs: WindowSettleRequest[], now) => {
-    for (const r of reqs) {
-      if (r.ttlMs === null) q.releaseWindow.run(r.id, r.owner);
-      else q.confirmWindow.run(now + r.ttlMs, r.id, r.owner);
-    }
-  });
   const pruneTx = batch('prune', (olderThan: (number | undefined)[], now) => {
-    let n = q.pruneExpired.run(now).changes;
-    if (olderThan[0] !== undefined) n += q.pruneOld.run(olderThan[0]).changes;
+    const params = { now, old: olderThan[0] ?? null };
+    q.raiseFloor.run(params);
+    const n = q.prune.run(params).changes;
     q.pruneWindows.run(now);
     return n;
   });
 
-  const read = <R>(what: string, fn: () => R): Promise<R> => {
-    try {
-      return Promise.resolve(fn());
-    } catch (err) {
-      return Promise.reject(new LedgerError(`sqlite ledger ${what} failed: ${(err as Error).message}`, { cause: err }));
-    }
-  };
-
   return {
     name: 'sqlite',
-    claim: claimTx,
+    claim: batch('claim', (reqs: ClaimRequest[], now) => reqs.map((r) => claimOne(r, now))),
     complete: completeTx,
     fail: failTx,
-    release: releaseTx,
+    release: batch('release', (reqs: TokenRef[], now) => reqs.map((r) => q.release.run(now, now, r.key, r.token).changes === 1)),
     renew: (reqs, leaseMs, now) => renewTx(reqs, now, leaseMs),
-    windowAcquire: acquireTx,
-    windowSettle: settleTx,
+    windowAcquire: batch('windowAcquire', (reqs: WindowAcquireRequest[], now) => reqs.map((r) => acquireOne(r, now))),
+    windowSettle: batch('windowSettle', (reqs: WindowSettleRequest[], now) => {
+      for (const r of reqs) {
+        if (r.ttlMs === null) q.releaseWindow.run(r.id, r.owner);
+        else q.confirmWindow.run(now + r.ttlMs, r.id, r.owner);
+      }
+    }),
     prune: (now, olderThan) => pruneTx([olderThan], now),
-    get: (key) => read('get', () => {
-      const row = q.get.get(key);
-      return row ? toEntry(row) : null;
-    }),
-    list: (opts: ListOptions = {}) => read('list', () => {
-      const where: string[] = [];
-      const params: (string | number)[] = [];
-      if (opts.status) { where.push('status = ?'); params.push(opts.status); }
-      if (opts.after !== undefined) { where.push('key > ?'); params.push(opts.after); }
-      const sql = `SELECT * FROM entries ${where.length ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY key`
-        + (opts.limit !== undefined ? ' LIMIT ?' : '');
-      if (opts.limit !== undefined) params.push(Math.max(0, Math.floor(opts.limit)));
-      return (db.prepare(sql).all(...params) as EntryRow[]).map(toEntry);
-    }),
-    close: async () => {
-      if (db.open) db.close();
-    },
+    ...reads,
   };
 }

@@ -9,6 +9,8 @@ const client = url ? new Redis(url) : undefined;
 
 const run = runId();
 let n = 0;
+let last = '';
+let fresh = '';
 
 afterAll(async () => {
   if (!client) return;
@@ -17,7 +19,30 @@ afterAll(async () => {
   await client.quit();
 });
 
-describeLedgerConformance('redis', async () => redisLedger({ client: client!, prefix: `{${run}}:${n++}:` }), { skip: !client });
+/** This server's durability as its configuration states it (CONFIG GET, where the ledger reads INFO). */
+async function configuredDurable(): Promise<boolean> {
+  if (!client) return false;
+  const [, aof] = (await client.config('GET', 'appendonly')) as string[];
+  const [, policy] = (await client.config('GET', 'maxmemory-policy')) as string[];
+  return aof === 'yes' && policy === 'noeviction';
+}
+
+describeLedgerConformance('redis', async () => {
+  last = `{${run}}:${n++}:`;
+  return redisLedger({ client: client!, prefix: last });
+}, {
+  skip: !client,
+  clock: true,
+  durable: await configuredDurable(),
+  readOnly: {
+    openLast: async () => redisLedger({ client: client!, prefix: last, createSchema: false }),
+    openFresh: async () => {
+      fresh = `{${run}}:${n++}:`;
+      return redisLedger({ client: client!, prefix: fresh, createSchema: false });
+    },
+    created: () => client!.keys(`${fresh}*`),
+  },
+});
 
 describeMultiProcessClaims('redis', {
   backend: 'redis',

@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll } from 'vitest';
@@ -7,9 +7,28 @@ import { describeLedgerConformance, describeMultiProcessClaims } from './ledger.
 
 const dir = mkdtempSync(join(tmpdir(), 'crm-upsert-sqlite-'));
 let n = 0;
+let last = '';
+let fresh = '';
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-describeLedgerConformance('sqlite', async () => sqliteLedger({ path: join(dir, `nested/dir/ledger-${n++}.db`) }));
+describeLedgerConformance('sqlite', async () => {
+  last = join(dir, `nested/dir/ledger-${n++}.db`);
+  return sqliteLedger({ path: last });
+}, {
+  clock: false,
+  durable: true,
+  readOnly: {
+    openLast: async () => sqliteLedger({ path: last, createSchema: false }),
+    openFresh: async () => {
+      fresh = join(dir, `fresh-${n++}/ledger.db`);
+      return sqliteLedger({ path: fresh, createSchema: false });
+    },
+    created: async () => {
+      const parent = join(fresh, '..');
+      return existsSync(parent) ? [parent, ...readdirSync(parent)] : [];
+    },
+  },
+});
 
 describeMultiProcessClaims('sqlite', {
   backend: 'sqlite',

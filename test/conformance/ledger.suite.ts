@@ -7,6 +7,7 @@ import { spawn } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { LedgerError } from '../../src/errors.js';
 import { isLedgerBackend } from '../../src/ledger/index.js';
 import type { ClaimRequest, Json, LedgerBackend } from '../../src/ledger/types.js';
 import { compiledLedgerModule, removeCompiledLedgers } from '../helpers/compile-ledger.js';
@@ -14,6 +15,21 @@ import { compiledLedgerModule, removeCompiledLedgers } from '../helpers/compile-
 export interface LedgerConformanceOptions {
   /** Skip the whole suite (service unreachable outside CI). */
   skip?: boolean;
+  /** The ledgers `open` returns have a clock of their own (`clock()`). */
+  clock: boolean;
+  /** What `isDurable()` answers for the ledgers `open` returns. */
+  durable: boolean;
+  /** Opens with `createSchema: false`; absent for a backend that has no such option. */
+  readOnly?: ReadOnlyWiring;
+}
+
+export interface ReadOnlyWiring {
+  /** The store of the ledger `open` returned last, opened with createSchema: false. */
+  openLast(): Promise<LedgerBackend>;
+  /** A store that was never created, opened with createSchema: false. */
+  openFresh(): Promise<LedgerBackend>;
+  /** What exists of the store `openFresh` named last (tables, files, keys): empty when nothing was created. */
+  created(): Promise<string[]>;
 }
 
 const T0 = Date.UTC(2026, 0, 1, 12, 0, 0);
@@ -25,7 +41,7 @@ const req = (key: string, extra: Partial<ClaimRequest> = {}): ClaimRequest => ({
 export function describeLedgerConformance(
   name: string,
   open: () => Promise<LedgerBackend>,
-  opts: LedgerConformanceOptions = {},
+  opts: LedgerConformanceOptions,
 ): void {
   describe.skipIf(opts.skip === true)(`ledger conformance: ${name}`, () => {
     let ledger: LedgerBackend;
@@ -158,6 +174,38 @@ export function describeLedgerConformance(
       });
     });
 
+    describe('owner', () => {
+      it('stores the owner of the request that takes the claim: fresh, takeover or retry', async () => {
+        const a = await claimOne(req('k1', { owner: 'host-a 101 t0' }), T0);
+        expect(a.entry.owner).toBe('host-a 101 t0');
+        expect((await ledger.get('k1'))!.owner).toBe('host-a 101 t0');
+        const held = await claimOne(req('k1', { owner: 'host-b 202 t1' }), T0 + 1);
+        expect(held).toMatchObject({ outcome: 'in_progress', entry: { owner: 'host-a 101 t0' } });
+        const b = await claimOne(req('k1', { owner: 'host-b 202 t1' }), T0 + LEASE);
+        expect(b).toMatchObject({ outcome: 'claimed', token: 2, entry: { owner: 'host-b 202 t1' } });
+        expect(await ledger.fail([{ key: 'k1', token: 2, error: 'x' }], T0 + LEASE + 1)).toEqual([true]);
+        expect((await ledger.get('k1'))!.owner).toBe('host-b 202 t1');
+        const c = await claimOne(req('k1', { owner: 'host-c 303 t2', retryFailed: true }), T0 + LEASE + 2);
+        expect(c).toMatchObject({ outcome: 'claimed', token: 3, entry: { owner: 'host-c 303 t2' } });
+        const d = await claimOne(req('k1'), T0 + 2 * LEASE + 2);
+        expect(d).toMatchObject({ outcome: 'claimed', token: 4, entry: { owner: null } });
+        expect((await ledger.list())[0]!.owner).toBeNull();
+      });
+
+      it('stores the owner of a claim that starts a key over after its retention', async () => {
+        const { token } = await claimOne(req('k1', { owner: 'old' }), T0);
+        await ledger.complete([{ key: 'k1', token: token!, result: 'ok', retentionMs: 1000 }], T0 + 1);
+        const again = await claimOne(req('k1', { owner: 'new' }), T0 + 2000);
+        expect(again).toMatchObject({ outcome: 'claimed', entry: { owner: 'new', attempts: 1 } });
+        expect((await ledger.get('k1'))!.owner).toBe('new');
+      });
+
+      it('keeps the owner of the first request of a key repeated in one batch', async () => {
+        const results = await ledger.claim([req('dup', { owner: 'first' }), req('dup', { owner: 'second' })], T0);
+        expect(results.map((r) => [r.outcome, r.entry.owner])).toEqual([['claimed', 'first'], ['in_progress', 'first']]);
+      });
+    });
+
     describe('fencing', () => {
       it('refuses complete, fail, release and renew with a stale token; the successor result stands', async () => {
         const a = await claimOne(req('k1'), T0);
@@ -248,6 +296,15 @@ export function describeLedgerConformance(
         expect((await claimOne(req('k4'), T0 + 4)).mark).toBeUndefined();
       });
 
+      it('stores the mark of an accepted fail, not that of a fenced-out one', async () => {
+        const a = await claimOne(req('k1'), T0);
+        await claimOne(req('k1'), T0 + LEASE);
+        expect(await ledger.fail([{ key: 'k1', token: a.token!, error: 'A', mark: { id: 'm', value: 'from A' } }], T0 + LEASE + 1)).toEqual([false]);
+        expect((await claimOne(req('k2', { markId: 'm' }), T0 + LEASE + 2)).mark).toBeUndefined();
+        expect(await ledger.fail([{ key: 'k1', token: 2, error: 'B', mark: { id: 'm', value: 'possibly written' } }], T0 + LEASE + 3)).toEqual([true]);
+        expect((await claimOne(req('k3', { markId: 'm' }), T0 + LEASE + 4)).mark).toBe('possibly written');
+      });
+
       it('does not store the mark of a fenced-out complete', async () => {
         const a = await claimOne(req('k1'), T0);
         await claimOne(req('k1'), T0 + LEASE + 1);
@@ -295,6 +352,56 @@ export function describeLedgerConformance(
         await ledger.complete([{ key: 'new-done', token: tok['new-done']!, result: 2 }], T0 + 1000);
         expect(await ledger.prune(T0 + 2000, T0 + 500)).toBe(2);
         expect((await ledger.list()).map((e) => e.key)).toEqual(['new-done', 'old-running']);
+      });
+    });
+
+    describe('tokens never go backwards', () => {
+      /** Tokens 1 -> 2 (takeover) -> completed with a retention of 1 s, ending at the returned time. */
+      const claimTwiceAndComplete = async (): Promise<number> => {
+        expect((await claimOne(req('k1'), T0)).token).toBe(1);
+        expect((await claimOne(req('k1'), T0 + LEASE)).token).toBe(2);
+        expect(await ledger.complete([{ key: 'k1', token: 2, result: 'B', retentionMs: 1000 }], T0 + LEASE + 1)).toEqual([true]);
+        return T0 + LEASE + 1 + 1000;
+      };
+      const expectStaleRefused = async (tokens: number[], now: number) => {
+        for (const token of tokens) {
+          expect(await ledger.complete([{ key: 'k1', token, result: 'stale' }], now)).toEqual([false]);
+          expect(await ledger.fail([{ key: 'k1', token, error: 'stale' }], now)).toEqual([false]);
+          expect(await ledger.renew([{ key: 'k1', token }], LEASE, now)).toEqual([false]);
+          expect(await ledger.release([{ key: 'k1', token }], now)).toEqual([false]);
+        }
+      };
+
+      it('gives the next claim after retention expiry a higher token and refuses the stale ones', async () => {
+        const expired = await claimTwiceAndComplete();
+        const next = await claimOne(req('k1'), expired);
+        expect(next).toMatchObject({ outcome: 'claimed', entry: { attempts: 1, result: null } });
+        expect(next.token!).toBeGreaterThan(2);
+        await expectStaleRefused([1, 2], expired + 1);
+        expect(await ledger.get('k1')).toMatchObject({ status: 'in_progress', token: next.token });
+        expect(await ledger.complete([{ key: 'k1', token: next.token!, result: 'C' }], expired + 2)).toEqual([true]);
+      });
+
+      it('gives the next claim after prune a higher token and refuses the stale ones', async () => {
+        const expired = await claimTwiceAndComplete();
+        expect(await ledger.prune(expired)).toBe(1);
+        expect(await ledger.get('k1')).toBeNull();
+        const next = await claimOne(req('k1'), expired + 1);
+        expect(next).toMatchObject({ outcome: 'claimed', entry: { attempts: 1 } });
+        expect(next.token!).toBeGreaterThan(2);
+        await expectStaleRefused([1, 2], expired + 2);
+        expect(await ledger.complete([{ key: 'k1', token: next.token!, result: 'C' }], expired + 3)).toEqual([true]);
+        expect(await ledger.get('k1')).toMatchObject({ status: 'completed', result: 'C', token: next.token });
+      });
+
+      it('keeps counting after a failed entry was pruned by age', async () => {
+        await claimOne(req('k1'), T0);
+        await claimOne(req('k1'), T0 + LEASE);
+        expect(await ledger.fail([{ key: 'k1', token: 2, error: 'x' }], T0 + LEASE + 1)).toEqual([true]);
+        expect(await ledger.prune(T0 + LEASE + 2, T0 + LEASE + 2)).toBe(1);
+        const next = await claimOne(req('k1'), T0 + LEASE + 3);
+        expect(next.token!).toBeGreaterThan(2);
+        await expectStaleRefused([1, 2], T0 + LEASE + 4);
       });
     });
 
@@ -392,6 +499,49 @@ export function describeLedgerConformance(
         expect(slot).toEqual({ acquired: true, owner: 'k2', confirmed: false, expiresAt: T0 + 10 + 5001 + 1000 });
       });
 
+      it('extends a pending hold to now + ttlMs when its owner acquires it again', async () => {
+        await ledger.windowAcquire([{ id: 'w', owner: 'k1', ttlMs: LEASE }], T0);
+        expect(await ledger.windowAcquire([{ id: 'w', owner: 'k1', ttlMs: LEASE }], T0 + LEASE - 1)).toEqual([
+          { acquired: true, owner: 'k1', confirmed: false, expiresAt: T0 + LEASE - 1 + LEASE },
+        ]);
+        expect(await ledger.windowAcquire([{ id: 'w', owner: 'k2', ttlMs: LEASE }], T0 + LEASE + 1)).toEqual([
+          { acquired: false, owner: 'k1', confirmed: false, expiresAt: T0 + LEASE - 1 + LEASE },
+        ]);
+      });
+
+      it('leaves a confirmed hold as it is when its owner acquires it again', async () => {
+        await ledger.windowAcquire([{ id: 'w', owner: 'k1', ttlMs: LEASE }], T0);
+        await ledger.windowSettle([{ id: 'w', owner: 'k1', ttlMs: 600_000 }], T0 + 1);
+        expect(await ledger.windowAcquire([{ id: 'w', owner: 'k1', ttlMs: LEASE }], T0 + 500_000)).toEqual([
+          { acquired: true, owner: 'k1', confirmed: true, expiresAt: T0 + 1 + 600_000 },
+        ]);
+        expect(await ledger.windowAcquire([{ id: 'w', owner: 'k2', ttlMs: LEASE }], T0 + 600_000)).toEqual([
+          { acquired: false, owner: 'k1', confirmed: true, expiresAt: T0 + 1 + 600_000 },
+        ]);
+      });
+
+      it('probes with ttlMs 0: reports the holder and stores nothing', async () => {
+        expect(await ledger.windowAcquire([{ id: 'w', owner: 'k1', ttlMs: 0 }], T0)).toEqual([
+          { acquired: true, owner: 'k1', confirmed: false, expiresAt: T0 },
+        ]);
+        expect(await ledger.windowAcquire([{ id: 'w', owner: 'k2', ttlMs: LEASE }], T0 + 1)).toEqual([
+          { acquired: true, owner: 'k2', confirmed: false, expiresAt: T0 + 1 + LEASE },
+        ]);
+        expect(await ledger.windowAcquire([{ id: 'w', owner: 'k3', ttlMs: 0 }], T0 + 2)).toEqual([
+          { acquired: false, owner: 'k2', confirmed: false, expiresAt: T0 + 1 + LEASE },
+        ]);
+        await ledger.windowSettle([{ id: 'w', owner: 'k2', ttlMs: 600_000 }], T0 + 3);
+        expect(await ledger.windowAcquire([{ id: 'w', owner: 'k2', ttlMs: 0 }, { id: 'w', owner: 'k3', ttlMs: 0 }], T0 + 4)).toEqual([
+          { acquired: true, owner: 'k2', confirmed: true, expiresAt: T0 + 3 + 600_000 },
+          { acquired: false, owner: 'k2', confirmed: true, expiresAt: T0 + 3 + 600_000 },
+        ]);
+        await ledger.windowAcquire([{ id: 'gone', owner: 'k1', ttlMs: 1000 }], T0);
+        expect(await ledger.windowAcquire([{ id: 'gone', owner: 'k2', ttlMs: 0 }], T0 + 1000)).toEqual([
+          { acquired: true, owner: 'k2', confirmed: false, expiresAt: T0 + 1000 },
+        ]);
+        expect(await ledger.windowAcquire([{ id: 'gone', owner: 'k3', ttlMs: LEASE }], T0 + 1001)).toMatchObject([{ acquired: true, owner: 'k3' }]);
+      });
+
       it('answers a batch of slots in input order', async () => {
         await ledger.windowAcquire([{ id: 'w2', owner: 'x', ttlMs: LEASE }], T0);
         const slots = await ledger.windowAcquire([
@@ -409,6 +559,71 @@ export function describeLedgerConformance(
         expect(results.every((r) => r[0]!.owner === owner)).toBe(true);
       });
     });
+
+    describe('clock and durability', () => {
+      it(opts.clock ? 'reads its own clock: close to this machine, never going backwards' : 'has no clock of its own', async () => {
+        if (!opts.clock) {
+          expect(ledger.clock).toBeUndefined();
+          return;
+        }
+        const first = await ledger.clock!();
+        const second = await ledger.clock!();
+        expect(Number.isInteger(first)).toBe(true);
+        expect(Math.abs(first - Date.now())).toBeLessThan(5000);
+        expect(second).toBeGreaterThanOrEqual(first);
+      });
+
+      it(`answers isDurable ${opts.durable}`, async () => {
+        expect(await ledger.isDurable?.()).toBe(opts.durable);
+      });
+    });
+
+    if (opts.readOnly) {
+      const readOnly = opts.readOnly;
+      describe('opened with createSchema: false', () => {
+        const writes = (l: LedgerBackend): [string, () => Promise<unknown>][] => [
+          ['claim', () => l.claim([req('k1')], T0)],
+          ['complete', () => l.complete([{ key: 'k1', token: 1, result: 'ok' }], T0)],
+          ['fail', () => l.fail([{ key: 'k1', token: 1, error: 'x' }], T0)],
+          ['release', () => l.release([{ key: 'k1', token: 1 }], T0)],
+          ['renew', () => l.renew([{ key: 'k1', token: 1 }], LEASE, T0)],
+          ['windowAcquire', () => l.windowAcquire([{ id: 'w', owner: 'k1', ttlMs: LEASE }], T0)],
+          ['windowSettle', () => l.windowSettle([{ id: 'w', owner: 'k1', ttlMs: null }], T0)],
+          ['prune', () => l.prune(T0)],
+        ];
+
+        it('finds nothing in a ledger that was never created, refuses every write and creates nothing', async () => {
+          const ro = await readOnly.openFresh();
+          try {
+            expect(await ro.get('k1')).toBeNull();
+            expect(await ro.list()).toEqual([]);
+            expect(await ro.list({ status: 'completed', after: 'a', limit: 5 })).toEqual([]);
+            for (const [what, write] of writes(ro)) {
+              const error = await write().then(() => undefined, (err: unknown) => err);
+              expect(error, what).toBeInstanceOf(LedgerError);
+              expect((error as Error).message, what).toMatch(/read-only/);
+            }
+          } finally {
+            await ro.close();
+          }
+          expect(await readOnly.created()).toEqual([]);
+        });
+
+        it('reads an existing ledger and still refuses writes', async () => {
+          const { token } = await claimOne(req('k1', { owner: 'w1' }), T0);
+          await ledger.complete([{ key: 'k1', token: token!, result: { id: 7 } }], T0 + 1);
+          const ro = await readOnly.openLast();
+          try {
+            expect(await ro.get('k1')).toEqual(await ledger.get('k1'));
+            expect((await ro.list({ status: 'completed' })).map((e) => [e.key, e.owner])).toEqual([['k1', 'w1']]);
+            await expect(ro.claim([req('k2')], T0 + 2)).rejects.toThrow(LedgerError);
+            expect(await ledger.get('k2')).toBeNull();
+          } finally {
+            await ro.close();
+          }
+        });
+      });
+    }
 
     describe('stored JSON', () => {
       const values: [string, Json][] = [

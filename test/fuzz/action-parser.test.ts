@@ -296,7 +296,11 @@ async function* chunked(bytes: Uint8Array, cuts: number[]): AsyncGenerator<Buffe
   yield Buffer.from(bytes.subarray(start));
 }
 
-/** The reader's contract restated simply: split on \n, drop one trailing \r, number from 1. */
+/**
+ * The reader's contract restated simply: split on \n, drop one trailing \r and a BOM on line 1,
+ * number from 1, decode with a fatal TextDecoder (an invalid line keeps no text).
+ */
+const strictUtf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 function referenceLines(bytes: Uint8Array, max: number): RawLine[] {
   const buf = Buffer.from(bytes);
   const out: RawLine[] = [];
@@ -308,9 +312,14 @@ function referenceLines(bytes: Uint8Array, max: number): RawLine[] {
     line += 1;
     if (end - start > max) out.push({ line, tooLong: true, bytes: end - start, limit: max });
     else {
-      let text = buf.subarray(start, end).toString('utf8');
-      if (text.endsWith('\r')) text = text.slice(0, -1);
-      out.push({ line, text });
+      let body = buf.subarray(start, end);
+      if (line === 1 && body[0] === 0xef && body[1] === 0xbb && body[2] === 0xbf) body = body.subarray(3);
+      if (body.at(-1) === 13) body = body.subarray(0, -1);
+      try {
+        out.push({ line, text: strictUtf8.decode(body) });
+      } catch {
+        out.push({ line, invalidUtf8: true, byte: expect.any(Number) as number, fileByte: expect.any(Number) as number, reason: expect.stringMatching(/^invalid UTF-8 at byte \d+ /) as string });
+      }
     }
     if (nl === -1) break;
     start = nl + 1;
@@ -318,8 +327,29 @@ function referenceLines(bytes: Uint8Array, max: number): RawLine[] {
   return out;
 }
 
+/** The reported offset is where the first ill-formed sequence starts: the bytes before it decode. */
+function checkOffsets(bytes: Uint8Array, got: RawLine[]): void {
+  const buf = Buffer.from(bytes);
+  let start = 0;
+  for (const l of got) {
+    const nl = buf.indexOf(10, start);
+    const lineBytes = buf.subarray(start, nl === -1 ? buf.length : nl);
+    if ('invalidUtf8' in l) {
+      expect(l.fileByte).toBe(start + l.byte);
+      expect(() => strictUtf8.decode(lineBytes.subarray(l.line === 1 && lineBytes[0] === 0xef && lineBytes[1] === 0xbb && lineBytes[2] === 0xbf ? 3 : 0, l.byte))).not.toThrow();
+      const rest = lineBytes.subarray(l.byte);
+      expect(new TextDecoder().decode(rest).startsWith('\ufffd')).toBe(true);
+      expect([rest[0], rest[1], rest[2]]).not.toEqual([0xef, 0xbf, 0xbd]);
+    }
+    start = nl + 1;
+  }
+}
+
 const byteLine = fc.oneof(
   fc.uint8Array({ maxLength: 80 }).map((b) => Buffer.from(b).toString('latin1').replace(/\n/g, '')),
+  // Well-formed multi-byte UTF-8 (the file is built from latin1, one char per byte), a BOM, a BOM later on.
+  fc.string({ unit: 'grapheme', maxLength: 20 }).map((t) => Buffer.from(t.replace(/\n/g, ''), 'utf8').toString('latin1')),
+  fc.constantFrom('\xef\xbb\xbf{}', '\xef\xbb\xbf', 'a\xef\xbb\xbf', '\xed\xa0\x80', '\xc0\xaf', '\xf4\x90\x80\x80', '\xe2\x82'),
   fc.string({ unit: 'binary', maxLength: 40 }).map((s) => s.replace(/\n/g, '')),
   fc.constantFrom('{"source":"x","op":"upsert","object":"contact","externalId":"c-1","fields":{}}', '{', '[]', 'null', '{"__proto__":{"a":1}}', '\r', '', '\ufeff{}', '\u0000'),
   fc.json({ maxDepth: 2 }),
@@ -359,12 +389,13 @@ describe('JSONL reader fuzzing', () => {
             const expected = referenceLines(bytes, maxLineBytes);
             expect(got).toEqual(expected);
             expect(got.map((l) => l.line)).toEqual(got.map((_, i) => i + 1));
+            checkOffsets(bytes, got);
 
             // The sync command's loop over the same bytes: every bad line becomes a problem with its number.
             const report = new ReportBuilder();
             await runActions({ sync, lines: readLines(chunked(bytes, cuts), { maxLineBytes }), report, batchSize });
             const bad = expected.filter((l) => {
-              if ('tooLong' in l) return true;
+              if ('tooLong' in l || 'invalidUtf8' in l) return true;
               if (l.text.trim() === '') return false;
               try {
                 return !sync.prepare(JSON.parse(l.text)).ok;
@@ -378,7 +409,7 @@ describe('JSONL reader fuzzing', () => {
               expect(p.status).toBe('rejected');
               expect(p.reason).toMatch(/\S/);
             }
-            expect(report.actions).toBe(expected.filter((l) => 'tooLong' in l || l.text.trim() !== '').length);
+            expect(report.actions).toBe(expected.filter((l) => !('text' in l) || l.text.trim() !== '').length);
           },
         ),
         { numRuns: 2_000, seed: SEED },

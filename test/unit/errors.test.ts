@@ -2,11 +2,14 @@ import { describe, expect, it } from 'vitest';
 import { CrmError, ValidationError, redact, registerSecret, serializeError } from '../../src/errors.js';
 
 describe('errors', () => {
-  it('prefixes messages with the library and vendor and keeps the cause', () => {
-    const cause = new Error('boom');
+  it('prefixes messages with the library and vendor and keeps a sanitized copy of the cause', () => {
+    const cause = Object.assign(new TypeError('boom'), { code: 'ECONNRESET', headers: { authorization: 'Bearer x' } });
     const err = new CrmError('bad request', { vendor: 'hubspot', kind: 'permanent', status: 400, cause });
     expect(err.message).toBe('[crm-upsert] [hubspot] bad request');
-    expect(err.cause).toBe(cause);
+    expect(err.cause).toBeInstanceOf(Error);
+    expect(err.cause).toMatchObject({ name: 'TypeError', message: 'boom', code: 'ECONNRESET' });
+    expect(err.cause).not.toHaveProperty('headers');
+    expect((err.cause as Error).stack).toMatch(/^TypeError: boom\n\s+at /);
     expect(err.toJSON()).toEqual({ name: 'CrmError', code: 'CRM', message: err.message, retryable: false, status: 400 });
   });
 

@@ -92,6 +92,20 @@ describe('handle', () => {
   });
 });
 
+describe('handle with an unreadable action', () => {
+  it('rejects only the action that throws when read; its neighbour is written', async () => {
+    const { crm, sync } = setup();
+    const poisoned = { op: 'upsert', object: 'contact', externalId: 'zd-7', get fields(): Record<string, string> { throw new Error('getter exploded'); } };
+    const result = await sync.handle({ source: 'zendesk', eventId: 'evt-poison', occurredAt: '2026-11-29T09:59:00Z' }, async () => [
+      { op: 'upsert' as const, object: 'contact', externalId: 'zd-6', fields: { email: 'six@example.com' } },
+      poisoned as never,
+    ]);
+    expect(result.status).toBe('failed');
+    expect(result.outcomes.map((o) => o.status)).toEqual(['created', 'rejected']);
+    expect(crm.records('contact').map((r) => r.externalId)).toEqual(['zd-6']);
+  });
+});
+
 describe('once', () => {
   it('runs a guarded side effect once per key and returns the stored value after', async () => {
     const { sync } = setup();

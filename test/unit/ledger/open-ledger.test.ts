@@ -1,4 +1,4 @@
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -49,6 +49,43 @@ describe('openLedger', () => {
     const ledger = openLedger('sqlite::memory:');
     expect((await ledger.claim([{ key: 'k', fingerprint: 'f', leaseMs: 1000 }], T0))[0]!.outcome).toBe('claimed');
     await ledger.close();
+  });
+
+  it('passes clock and isDurable through, offering clock only for backends that have one', async () => {
+    const memory = openLedger('memory:');
+    const sqlite = openLedger('sqlite::memory:');
+    expect(memory.clock).toBeUndefined();
+    expect(sqlite.clock).toBeUndefined();
+    expect(typeof openLedger('postgres://u@db.example/x').clock).toBe('function');
+    expect(typeof openLedger('redis://127.0.0.1:6379').clock).toBe('function');
+    expect(await memory.isDurable!()).toBe(false);
+    expect(await sqlite.isDurable!()).toBe(false);
+    await memory.close();
+    await sqlite.close();
+  });
+
+  it('takes the durable option for redis without asking the server', async () => {
+    const ledger = openLedger('redis://127.0.0.1:1', { durable: true });
+    expect(await ledger.isDurable!()).toBe(true);
+    await ledger.close();
+  });
+
+  it.each(['memory:', 'sqlite:ledger.db'])('opens %s read-only with createSchema false: finds nothing, creates nothing, refuses writes', async (url) => {
+    const dir = mkdtempSync(join(tmpdir(), 'crm-upsert-open-'));
+    const cwd = process.cwd();
+    try {
+      process.chdir(dir);
+      const ledger = openLedger(url, { createSchema: false });
+      expect(await ledger.get('k')).toBeNull();
+      expect(await ledger.list()).toEqual([]);
+      await expect(ledger.claim([{ key: 'k', fingerprint: 'f', leaseMs: 1000 }], T0)).rejects.toThrow(/read-only/);
+      await expect(ledger.prune(T0)).rejects.toBeInstanceOf(LedgerError);
+      await ledger.close();
+      expect(readdirSync(dir)).toEqual([]);
+    } finally {
+      process.chdir(cwd);
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('refuses calls after close', async () => {

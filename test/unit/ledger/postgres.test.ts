@@ -1,0 +1,62 @@
+import pg from 'pg';
+import { afterAll, describe, expect, it } from 'vitest';
+import { postgresLedger } from '../../../src/ledger/postgres.js';
+import { postgresUrl, runId } from '../../helpers/services.js';
+
+const url = await postgresUrl();
+const pool = url ? new pg.Pool({ connectionString: url, max: 10 }) : undefined;
+const prefixes: string[] = [];
+const T0 = Date.UTC(2026, 0, 1);
+
+afterAll(async () => {
+  if (!pool) return;
+  for (const prefix of prefixes) {
+    await pool.query(['entries', 'marks', 'windows', 'meta', 'schema_version'].map((t) => `DROP TABLE IF EXISTS "${prefix}${t}";`).join(''));
+  }
+  await pool.end();
+});
+
+/** The tables as the schema-version-1 library created them, with one completed entry. */
+async function versionOneLedger(prefix: string): Promise<void> {
+  await pool!.query(`
+    CREATE TABLE "${prefix}schema_version" (version integer NOT NULL);
+    INSERT INTO "${prefix}schema_version" VALUES (1);
+    CREATE TABLE "${prefix}entries" (key text COLLATE "C" PRIMARY KEY, fingerprint text NOT NULL, status text NOT NULL,
+      token bigint NOT NULL, lease_until bigint, attempts integer NOT NULL, result json, error json,
+      created_at bigint NOT NULL, updated_at bigint NOT NULL, expires_at bigint);
+    CREATE TABLE "${prefix}marks" (id text PRIMARY KEY, value text NOT NULL);
+    CREATE TABLE "${prefix}windows" (id text PRIMARY KEY, owner text NOT NULL, confirmed boolean NOT NULL, expires_at bigint NOT NULL);
+    INSERT INTO "${prefix}entries" VALUES ('done', 'f', 'completed', 7, NULL, 2, '"ok"', NULL, ${T0}, ${T0}, NULL);`);
+}
+
+describe.skipIf(!url)('postgresLedger', () => {
+  it('migrates tables of the previous schema version in place, with concurrent first uses', async () => {
+    const tablePrefix = `${runId()}_`;
+    prefixes.push(tablePrefix);
+    await versionOneLedger(tablePrefix);
+
+    const readOnly = postgresLedger({ pool: pool!, tablePrefix, createSchema: false });
+    expect(await readOnly.get('done')).toMatchObject({ status: 'completed', token: 7, owner: null });
+
+    const ledgers = Array.from({ length: 4 }, () => postgresLedger({ pool: pool!, tablePrefix }));
+    const claims = await Promise.all(ledgers.map((l, i) => l.claim([{ key: `k${i}`, fingerprint: 'f', leaseMs: 1000, owner: `w${i}` }], T0)));
+    expect(claims.map(([c]) => [c!.outcome, c!.entry.owner])).toEqual([0, 1, 2, 3].map((i) => ['claimed', `w${i}`]));
+    expect(await ledgers[0]!.get('done')).toMatchObject({ status: 'completed', result: 'ok', token: 7, owner: null });
+    const { rows } = await pool!.query(`SELECT version FROM "${tablePrefix}schema_version"`);
+    expect(rows).toEqual([{ version: 2 }]);
+
+    // The floor starts at the highest token the old tables held, so pruning the old entry keeps it counting.
+    expect(await ledgers[1]!.prune(T0 + 1, T0 + 1)).toBe(1);
+    const [again] = await ledgers[2]!.claim([{ key: 'done', fingerprint: 'f', leaseMs: 1000 }], T0 + 2);
+    expect(again).toMatchObject({ outcome: 'claimed', token: 8 });
+  });
+
+  it('reads its clock without creating its tables', async () => {
+    const tablePrefix = `${runId()}_`;
+    prefixes.push(tablePrefix);
+    const ledger = postgresLedger({ pool: pool!, tablePrefix });
+    expect(Math.abs((await ledger.clock!()) - Date.now())).toBeLessThan(5000);
+    const { rows } = await pool!.query('SELECT to_regclass($1) AS t', [`"${tablePrefix}entries"`]);
+    expect(rows[0]!.t).toBeNull();
+  });
+});

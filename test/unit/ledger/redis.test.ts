@@ -1,0 +1,96 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import { Redis } from 'ioredis';
+import { afterAll, describe, expect, it, vi } from 'vitest';
+import { redisLedger } from '../../../src/ledger/redis.js';
+import { redisUrl, runId } from '../../helpers/services.js';
+
+const url = await redisUrl();
+const client = url ? new Redis(url) : undefined;
+const run = runId();
+let n = 0;
+const prefix = () => `{${run}}:${n++}:`;
+const LEASE = 30_000;
+
+afterAll(async () => {
+  if (!client) return;
+  const keys = await client.keys(`{${run}}*`);
+  if (keys.length > 0) await client.del(...keys);
+  await client.quit();
+});
+
+describe.skipIf(!client)('redisLedger', () => {
+  it('refuses stale tokens after Redis expired the entry by itself (PEXPIRE)', async () => {
+    const p = prefix();
+    const ledger = redisLedger({ client: client!, prefix: p });
+    const now = Date.now();
+    const claim = async (at: number) => (await ledger.claim([{ key: 'k', fingerprint: 'f', leaseMs: LEASE }], at))[0]!;
+    expect((await claim(now)).token).toBe(1);
+    expect((await claim(now + LEASE)).token).toBe(2);
+    expect(await ledger.complete([{ key: 'k', token: 2, result: 'B', retentionMs: 40 }], now + LEASE)).toEqual([true]);
+    await sleep(150);
+    expect(await client!.exists(`${p}e:k`)).toBe(0);
+
+    const next = await claim(now + LEASE + 150);
+    expect(next).toMatchObject({ outcome: 'claimed', entry: { attempts: 1 } });
+    expect(next.token!).toBeGreaterThan(2);
+    for (const token of [1, 2]) {
+      expect(await ledger.complete([{ key: 'k', token, result: 'stale' }], now + LEASE + 151)).toEqual([false]);
+      expect(await ledger.fail([{ key: 'k', token, error: 'stale' }], now + LEASE + 151)).toEqual([false]);
+      expect(await ledger.renew([{ key: 'k', token }], LEASE, now + LEASE + 151)).toEqual([false]);
+    }
+    expect(await ledger.complete([{ key: 'k', token: next.token!, result: 'C' }], now + LEASE + 152)).toEqual([true]);
+  });
+
+  it('leaves no window slot behind after a probe', async () => {
+    const p = prefix();
+    const ledger = redisLedger({ client: client!, prefix: p });
+    await ledger.windowAcquire([{ id: 'absent', owner: 'k1', ttlMs: 0 }], 1000);
+    await ledger.windowAcquire([{ id: 'mine', owner: 'k1', ttlMs: LEASE }], 1000);
+    expect(await client!.exists(`${p}w:mine`)).toBe(1);
+    await ledger.windowAcquire([{ id: 'mine', owner: 'k1', ttlMs: 0 }], 1001);
+    expect(await client!.keys(`${p}w:*`)).toEqual([]);
+  });
+
+  it('answers isDurable from this server, asking it once', async () => {
+    const [, aof] = (await client!.config('GET', 'appendonly')) as string[];
+    const [, policy] = (await client!.config('GET', 'maxmemory-policy')) as string[];
+    const info = vi.spyOn(client!, 'info');
+    try {
+      const ledger = redisLedger({ client: client!, prefix: prefix() });
+      // Without AOF (as on a default local Redis) a restart forgets completed keys: not durable.
+      expect(await ledger.isDurable!()).toBe(aof === 'yes' && policy === 'noeviction');
+      expect(await ledger.isDurable!()).toBe(aof === 'yes' && policy === 'noeviction');
+      expect(info.mock.calls.map((c) => c[0])).toEqual(['persistence', 'memory']);
+    } finally {
+      info.mockRestore();
+    }
+  });
+
+  it('answers isDurable from the durable option without asking the server', async () => {
+    const unreachable = redisLedger({ url: 'redis://127.0.0.1:1', durable: true });
+    expect(await unreachable.isDurable!()).toBe(true);
+    await unreachable.close();
+    expect(await redisLedger({ client: client!, durable: false }).isDurable!()).toBe(false);
+  });
+});
+
+/** A client answering INFO with the given lines, or refusing it. */
+const infoClient = (persistence: string, memory: string | Error) => ({
+  options: {},
+  defineCommand: () => undefined,
+  info: async (section: string) => {
+    if (memory instanceof Error) throw memory;
+    return section === 'persistence' ? `# Persistence\r\n${persistence}\r\n` : `# Memory\r\n${memory}\r\n`;
+  },
+}) as unknown as Redis;
+
+describe('redisLedger isDurable', () => {
+  it.each([
+    ['aof_enabled:1', 'maxmemory_policy:noeviction', true],
+    ['aof_enabled:1', 'maxmemory_policy:allkeys-lru', false],
+    ['aof_enabled:0', 'maxmemory_policy:noeviction', false],
+    ['aof_enabled:1', new Error("ERR unknown command 'info'"), false],
+  ])('answers %s with %s: %s', async (persistence, memory, durable) => {
+    expect(await redisLedger({ client: infoClient(persistence, memory) }).isDurable!()).toBe(durable);
+  });
+});
