@@ -5,9 +5,10 @@
  */
 import type { Action } from '../../schemas/action.js';
 import { loadConfig } from './config.js';
+import { isInfrastructureFault } from './exit.js';
 import { createProgress } from './progress.js';
 import { ReportBuilder, writeReport } from './report.js';
-import { openSync } from './sync.js';
+import { exitCodeOf, openSync, preflight, settleWithin, stopForFault, stopInfo, tripHandler, type StopState } from './sync.js';
 
 export interface RetryFailedFlags {
   config: string;
@@ -19,36 +20,49 @@ const PAGE = 500;
 
 export async function retryFailedCommand(flags: RetryFailedFlags): Promise<number> {
   const config = await loadConfig(flags.config);
-  const { sync, adapter, ledger } = await openSync(config, flags);
+  await preflight(config, flags);
+  const stop: StopState = {};
+  const { sync, adapter, ledger } = await openSync(config, flags, process.env, { onTrip: tripHandler(config, stop) });
   const report = new ReportBuilder();
   const started = Date.now();
   let skipped = 0;
   try {
-    let after: string | undefined;
-    for (;;) {
-      // Page through a snapshot of keys: retried entries leave the `failed` set as we go.
-      const page = await ledger.list({ status: 'failed', limit: PAGE, ...(after !== undefined ? { after } : {}) });
-      if (page.length === 0) break;
-      after = page[page.length - 1]!.key;
-      const actions: Action[] = [];
-      for (const entry of page) {
-        const action = (entry.error as { action?: Action } | null)?.action;
-        // Failed `handle` events and job-lock entries carry no action: they are retried by their own callers.
-        if (action && typeof action === 'object') actions.push(action);
-        else skipped += 1;
+    try {
+      let after: string | undefined;
+      while (!stop.reason) {
+        // Page through a snapshot of keys: retried entries leave the `failed` set as we go.
+        const page = await ledger.list({ status: 'failed', limit: PAGE, ...(after !== undefined ? { after } : {}) });
+        if (page.length === 0) break;
+        after = page[page.length - 1]!.key;
+        const actions: Action[] = [];
+        for (const entry of page) {
+          const action = (entry.error as { action?: Action } | null)?.action;
+          // Failed `handle` events and job-lock entries carry no action: they are retried by their own callers.
+          if (action && typeof action === 'object') actions.push(action);
+          else skipped += 1;
+        }
+        if (actions.length > 0) {
+          const outcomes = await sync.applyMany(actions);
+          outcomes.forEach((o) => report.outcome(0, o));
+        }
+        if (page.length < PAGE) break;
       }
-      if (actions.length > 0) {
-        const outcomes = await sync.applyMany(actions);
-        outcomes.forEach((o) => report.outcome(0, o));
-      }
-      if (page.length < PAGE) break;
+    } catch (err) {
+      // The page in flight is not counted: its entries stay failed or in progress for the next retry.
+      if (!isInfrastructureFault(err)) throw err;
+      stopForFault(stop, err);
     }
     const apiCalls = adapter.apiCalls();
-    if (flags.report) await writeReport(flags.report, report.toJSON(apiCalls));
-    const code = report.exitCode();
-    createProgress().finish({ command: 'retry-failed', actions: report.actions, counts: report.counts, skipped, apiCalls, problems: report.failures, durationMs: Date.now() - started, exitCode: code });
+    const stopped = stopInfo(stop);
+    if (flags.report) await writeReport(flags.report, report.toJSON(apiCalls, stopped));
+    const code = exitCodeOf(stop, report);
+    if (stop.message) process.stderr.write(`crm-upsert: stopped: ${stop.message}\n`);
+    createProgress().finish({
+      command: 'retry-failed', actions: report.actions, counts: report.counts, skipped, apiCalls, problems: report.failures,
+      ...(stopped ? { stopped: stopped.reason } : {}), durationMs: Date.now() - started, exitCode: code,
+    });
     return code;
   } finally {
-    await sync.close();
+    await settleWithin(sync.close(), 5_000);
   }
 }
