@@ -6,8 +6,8 @@
  *   unreachable  as many connection-level failures in a row (no HTTP response at all) as one
  *                batch's retry budget allows: the CRM is down or cut off.
  *
- * After it trips, calls throw the tripping error at once (no request leaves; for `unreachable`
- * marked not ambiguous, as nothing was sent), so the engine records the rest of the chunk in
+ * After it trips, calls throw at once (no request leaves): the refusal itself for `auth`, a
+ * not-retryable "not sent" error for `unreachable`, so the engine settles the rest of the chunk in
  * flight without spending another request or retry wait on it.
  */
 import type { CrmAdapter, WriteResult } from '../adapter.js';
@@ -29,6 +29,14 @@ export interface AdapterGuardOptions {
   onTrip?: (reason: TripReason, error: CrmError) => void;
 }
 
+/**
+ * The error for a call refused after `unreachable` tripped. Not retryable on purpose: the engine
+ * would otherwise spend a whole backoff schedule on each remaining batch of the chunk before the
+ * run can stop. Nothing was sent, so it is not ambiguous; the next run retries the entries.
+ */
+const notSent = (cause: CrmError) =>
+  new CrmError(`not sent, the CRM is unreachable: ${cause.message.replace(/^\[crm-upsert\] \[[^\]]+\] /, '')}`, { vendor: cause.vendor, kind: 'permanent', ambiguous: false });
+
 export function guardAdapter(inner: CrmAdapter, options: AdapterGuardOptions = {}): AdapterGuard {
   const unreachableAfter = options.unreachableAfter ?? DEFAULT_RETRY.retries + 1;
   let trip: { reason: TripReason; error: CrmError } | undefined;
@@ -42,7 +50,7 @@ export function guardAdapter(inner: CrmAdapter, options: AdapterGuardOptions = {
   const refusedBy = (results: WriteResult[]) => results.find((r): r is Extract<WriteResult, { ok: false }> => !r.ok && r.error.kind === 'auth')?.error;
 
   async function guarded<T>(call: () => Promise<T>, results?: (value: T) => WriteResult[]): Promise<T> {
-    if (trip) throw trip.reason === 'auth' ? trip.error : new CrmError(`not sent: ${trip.error.message.replace(/^\[crm-upsert\] \[[^\]]+\] /, '')}`, { vendor: inner.name, kind: 'transient', ambiguous: false });
+    if (trip) throw trip.reason === 'auth' ? trip.error : notSent(trip.error);
     let value: T;
     try {
       value = await call();

@@ -27,42 +27,41 @@ export async function retryFailedCommand(flags: RetryFailedFlags): Promise<numbe
   const started = Date.now();
   let skipped = 0;
   try {
-    try {
-      let after: string | undefined;
-      while (!stop.reason) {
-        // Page through a snapshot of keys: retried entries leave the `failed` set as we go.
-        const page = await ledger.list({ status: 'failed', limit: PAGE, ...(after !== undefined ? { after } : {}) });
-        if (page.length === 0) break;
-        after = page[page.length - 1]!.key;
-        const actions: Action[] = [];
-        for (const entry of page) {
-          const action = (entry.error as { action?: Action } | null)?.action;
-          // Failed `handle` events and job-lock entries carry no action: they are retried by their own callers.
-          if (action && typeof action === 'object') actions.push(action);
-          else skipped += 1;
-        }
-        if (actions.length > 0) {
-          const outcomes = await sync.applyMany(actions);
-          outcomes.forEach((o) => report.outcome(0, o));
-        }
-        if (page.length < PAGE) break;
+    let after: string | undefined;
+    for (;;) {
+      // Page through a snapshot of keys: retried entries leave the `failed` set as we go.
+      const page = await ledger.list({ status: 'failed', limit: PAGE, ...(after !== undefined ? { after } : {}) });
+      if (page.length === 0) break;
+      after = page[page.length - 1]!.key;
+      const actions: Action[] = [];
+      for (const entry of page) {
+        const action = (entry.error as { action?: Action } | null)?.action;
+        // Failed `handle` events and job-lock entries carry no action: they are retried by their own callers.
+        if (action && typeof action === 'object') actions.push(action);
+        else skipped += 1;
       }
-    } catch (err) {
-      // The page in flight is not counted: its entries stay failed or in progress for the next retry.
-      if (!isInfrastructureFault(err)) throw err;
-      stopForFault(stop, err);
+      if (actions.length > 0) {
+        const outcomes = await sync.applyMany(actions);
+        outcomes.forEach((o) => report.outcome(0, o));
+      }
+      // A refused token or an unreachable CRM stops the run (stop.reason is set by the adapter guard).
+      if (page.length < PAGE || stop.reason) break;
     }
-    const apiCalls = adapter.apiCalls();
-    const stopped = stopInfo(stop);
-    if (flags.report) await writeReport(flags.report, report.toJSON(apiCalls, stopped));
-    const code = exitCodeOf(stop, report);
-    if (stop.message) process.stderr.write(`crm-upsert: stopped: ${stop.message}\n`);
-    createProgress().finish({
-      command: 'retry-failed', actions: report.actions, counts: report.counts, skipped, apiCalls, problems: report.failures,
-      ...(stopped ? { stopped: stopped.reason } : {}), durationMs: Date.now() - started, exitCode: code,
-    });
-    return code;
+  } catch (err) {
+    // The page in flight is not counted: its entries stay failed or in progress for the next retry.
+    if (!isInfrastructureFault(err)) throw err;
+    stopForFault(stop, err);
   } finally {
     await settleWithin(sync.close(), 5_000);
   }
+  const apiCalls = adapter.apiCalls();
+  const stopped = stopInfo(stop);
+  if (flags.report) await writeReport(flags.report, report.toJSON(apiCalls, stopped));
+  const code = exitCodeOf(stop, report);
+  if (stop.message) process.stderr.write(`crm-upsert: stopped: ${stop.message}\n`);
+  createProgress().finish({
+    command: 'retry-failed', actions: report.actions, counts: report.counts, skipped, apiCalls, problems: report.failures,
+    ...(stopped ? { stopped: stopped.reason } : {}), durationMs: Date.now() - started, exitCode: code,
+  });
+  return code;
 }

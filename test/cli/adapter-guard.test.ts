@@ -69,8 +69,12 @@ describe('guardAdapter', () => {
     expect(guard.tripped()?.reason).toBe('unreachable');
     const calls = inner.calls;
 
-    await expect(guard.adapter.upsertRecords('contact', [write(7)])).rejects.toMatchObject({ kind: 'transient', ambiguous: false });
+    const refused = await guard.adapter.upsertRecords('contact', [write(7)]).then(() => undefined, (err: unknown) => err as CrmError);
     expect(inner.calls).toBe(calls);
+    // Not retryable: the engine must not spend a backoff schedule on a batch that will not be sent.
+    expect(refused).toBeInstanceOf(CrmError);
+    expect(refused!.message).toContain('not sent, the CRM is unreachable');
+    expect([refused!.retryable, refused!.ambiguous]).toEqual([false, false]);
   });
 
   it('does not count an HTTP answer (5xx) as unreachable', async () => {

@@ -203,3 +203,35 @@ describe.each([
     }
   }, 60_000);
 });
+
+describe('crm-upsert retry-failed when the CRM refuses the token', () => {
+  beforeAll(() => ensureBuilt());
+
+  it('exits 2 naming HUBSPOT_ACCESS_TOKEN, with its summary line and report', async () => {
+    const open = fakeHubSpot();
+    const openServer = await open.listen();
+    const strict = fakeHubSpot({ token: 'the-only-accepted-token' });
+    const strictServer = await strict.listen();
+    try {
+      const dir = tempDir();
+      const file = join(dir, 'notes.jsonl');
+      // Notes on parents that do not exist: they end failed, waiting for retry-failed.
+      writeFileSync(file, `${Array.from({ length: 3 }, (_, i) => JSON.stringify({ source: 'test', eventId: `orphan-${i}`, op: 'create', object: 'note', target: { object: 'contact', externalId: `nobody-${i}` }, fields: { hs_note_body: 'x' } })).join('\n')}\n`);
+      const first = await runCli(['sync', file, '--config', writeHubSpotConfig(dir, openServer.basePath)], { env: { HUBSPOT_ACCESS_TOKEN: 'pat-any' } });
+      expect(first.code).toBe(1);
+      const report = join(dir, 'retry.json');
+
+      const result = await runCli(['retry-failed', '--config', writeHubSpotConfig(dir, strictServer.basePath), '--report', report], { env: { HUBSPOT_ACCESS_TOKEN: 'a-wrong-token' } });
+
+      expect(result.code).toBe(2);
+      expect(result.stderr).toContain('the token in HUBSPOT_ACCESS_TOKEN was refused');
+      expect(summaryOf(result.stdout)).toMatchObject({ command: 'retry-failed', stopped: 'auth', exitCode: 2 });
+      expect(strict.count()).toBeGreaterThan(0);
+      expect(strict.count()).toBeLessThanOrEqual(2);
+      expect(readReport(report).stopped).toMatchObject({ reason: 'auth' });
+    } finally {
+      await openServer.close();
+      await strictServer.close();
+    }
+  }, 60_000);
+});
