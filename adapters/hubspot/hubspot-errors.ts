@@ -142,8 +142,9 @@ function missingProperties(b: HubSpotErrorBody): string[] {
  */
 function setupProblem(b: HubSpotErrorBody, context: HubSpotClassifyContext): string | undefined {
   if (/Unable to perform update\/upsert by non-unique/i.test(b.message ?? '')) return b.message;
+  // One input is just that input's problem, in HubSpot's own words.
   const sent = context.sentProperties;
-  if (!sent || sent.length === 0) return undefined;
+  if (!sent || sent.length < 2) return undefined;
   const everywhere = missingProperties(b).filter((name) => sent.every((props) => props.includes(name)));
   if (everywhere.length === 0) return undefined;
   return `${everywhere.map((n) => `property "${n}"`).join(', ')} ${everywhere.length === 1 ? 'does' : 'do'} not exist (PROPERTY_DOESNT_EXIST), and every input sends it`;
