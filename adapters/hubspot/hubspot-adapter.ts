@@ -154,7 +154,7 @@ export function hubspotAdapter(options: HubSpotAdapterOptions): CrmAdapter {
       const all = [...ids];
       for (let i = 0; i < all.length; i += READ_CHUNK) {
         const res = await send(() =>
-          batchApi.read(parent.objectType, { idProperty: parent.idProperty, inputs: all.slice(i, i + READ_CHUNK).map((id) => ({ id })), properties: [parent.idProperty], propertiesWithHistory: [] }, false, readableResponses),
+          batchApi.read(parent.objectType, { idProperty: parent.idProperty, inputs: all.slice(i, i + READ_CHUNK).map((id) => ({ id })), properties: [parent.idProperty], propertiesWithHistory: [] }, undefined, readableResponses),
         );
         for (const r of res.results ?? []) {
           const ext = r.properties?.[parent.idProperty];
@@ -254,7 +254,7 @@ export function hubspotAdapter(options: HubSpotAdapterOptions): CrmAdapter {
       const ids = [...candidates];
       for (let i = 0; i < ids.length; i += READ_CHUNK) {
         const res = await send(() =>
-          batchApi.read(c.objectType, { inputs: ids.slice(i, i + READ_CHUNK).map((id) => ({ id })), properties: [c.keyProperty], propertiesWithHistory: [] }, false, readableResponses),
+          batchApi.read(c.objectType, { inputs: ids.slice(i, i + READ_CHUNK).map((id) => ({ id })), properties: [c.keyProperty], propertiesWithHistory: [] }, undefined, readableResponses),
         );
         for (const r of res.results ?? []) {
           const key = r.properties?.[c.keyProperty];

@@ -59,6 +59,12 @@ export class HubSpotUnreadableResponse extends Error {
     super(`HTTP ${code} with a body that is not JSON`);
     this.name = 'HubSpotUnreadableResponse';
   }
+
+  /** The response's Content-Type, if it had one. */
+  get contentType(): string | undefined {
+    const key = Object.keys(this.headers).find((k) => k.toLowerCase() === 'content-type');
+    return key === undefined ? undefined : this.headers[key];
+  }
 }
 
 interface ResponseContextLike {
@@ -183,8 +189,10 @@ function fromApiException(err: ApiExceptionLike, context: HubSpotClassifyContext
   const base = { vendor: VENDOR, status, vendorCode: b.category ?? b.policyName, correlationId: b.correlationId, cause: err };
   const text = describe(status, b);
   if (err.unreadable && (status >= 500 || (status >= 200 && status < 300))) {
-    return new CrmError(`HubSpot (or a proxy in front of it) answered HTTP ${status} with a body that is not JSON (${b.message ?? 'empty'}); the write may have been committed`, {
-      ...base, kind: CrmErrorKind.transient, ambiguous: true, vendorCode: 'UNREADABLE_RESPONSE',
+    const typed = err instanceof HubSpotUnreadableResponse ? err.contentType !== undefined : true;
+    const what = typed ? 'with a body that is not JSON' : 'without a Content-Type';
+    return new CrmError(`HubSpot (or a proxy in front of it) answered HTTP ${status} ${what} (${b.message ?? 'empty'}); the write may have been committed`, {
+      ...base, kind: CrmErrorKind.transient, ambiguous: true, vendorCode: typed ? 'UNREADABLE_RESPONSE' : 'NO_CONTENT_TYPE',
     });
   }
   if (status === 429) {
