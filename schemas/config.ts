@@ -102,12 +102,33 @@ export const sharedRateBudgetSchema = z.strictObject({
   keyPrefix: z.string().min(1).optional(),
 });
 
+/** Where inside a shared database the ledger lives (several ledgers can share one server). */
+export const ledgerOptionsSchema = z.strictObject({
+  /** postgres: prefix of the ledger's table names. Default `crm_upsert_`. */
+  tablePrefix: z.string().regex(/^[A-Za-z_][A-Za-z0-9_]{0,40}$/, 'must be a plain identifier prefix').optional(),
+  /** postgres: schema holding the tables. Default `public`. */
+  schema: z.string().regex(/^[A-Za-z_][A-Za-z0-9_]{0,62}$/, 'must be a plain identifier').optional(),
+  /** redis: prefix of every key the ledger writes. Default `{crm-upsert}:`. */
+  keyPrefix: z.string().min(1).optional(),
+});
+
 export const configSchema = z
   .strictObject({
     crm: z.enum(['hubspot', 'salesforce']),
     ledger: z.string().min(1).default('sqlite:.crm-upsert/ledger.db'),
+    /** Table prefix, schema or key prefix of the ledger inside its store. */
+    ledgerOptions: ledgerOptionsSchema.optional(),
     dedupeWindowMs: z.number().int().nonnegative().default(600_000),
     leaseMs: z.number().int().positive().optional(),
+    /** Reject a keyless action without `occurredAt` (its key would come from the clock). Default true. */
+    requireOccurredAt: z.boolean().default(true),
+    /**
+     * When activity (create-only) writes look their key up in the CRM before creating: `auto`
+     * after an ambiguous failure, a takeover, or on a ledger that cannot vouch for its history;
+     * `always` before every create; `after-failure` only after an ambiguous failure or takeover.
+     * Default `auto`.
+     */
+    verifyCreates: z.enum(['auto', 'always', 'after-failure']).default('auto'),
     /** Replaces the adapter's in-process budget (hubspot.rateLimit) with one shared across processes. */
     sharedRateBudget: sharedRateBudgetSchema.optional(),
     hubspot: hubspotConfigSchema.optional(),

@@ -10,23 +10,26 @@ import { parentMemoKey, type ActivityWrite, type BatchContext, type CrmAdapter, 
 import { CrmError, CrmErrorKind, registerSecret } from '../../src/errors.js';
 import type { RateBudget } from '../../src/rate-budget.js';
 import type { HubSpotObjectConfig } from '../../schemas/config.js';
-import { classifyHubSpotError, classifyHubSpotItemError, type HubSpotErrorBody } from './hubspot-errors.js';
+import { classifyHubSpotError, classifyHubSpotItemError, readableResponses, type HubSpotErrorBody } from './hubspot-errors.js';
 import { resolveHubSpotOptions, type HubSpotAdapterOptions } from './hubspot-options.js';
+
+/** The SDK's per-call options (the adapter passes `readableResponses`). */
+type CallOptions = typeof readableResponses;
 
 /** The few @hubspot/api-client calls this adapter makes (a real `Client` satisfies it). */
 export interface HubSpotClientLike {
   crm: {
     objects: {
       batchApi: {
-        upsert(objectType: string, body: { inputs: UpsertInput[] }): Promise<BatchResult>;
-        create(objectType: string, body: { inputs: CreateInput[] }): Promise<BatchResult>;
-        read(objectType: string, body: { idProperty?: string; inputs: { id: string }[]; properties: string[]; propertiesWithHistory: string[] }, archived?: boolean): Promise<BatchResult>;
+        upsert(objectType: string, body: { inputs: UpsertInput[] }, options?: CallOptions): Promise<BatchResult>;
+        create(objectType: string, body: { inputs: CreateInput[] }, options?: CallOptions): Promise<BatchResult>;
+        read(objectType: string, body: { idProperty?: string; inputs: { id: string }[]; properties: string[]; propertiesWithHistory: string[] }, archived?: boolean, options?: CallOptions): Promise<BatchResult>;
       };
     };
     associations: {
       v4: {
         batchApi: {
-          getPage(fromObjectType: string, toObjectType: string, body: { inputs: { id: string; after?: string }[] }): Promise<AssociationPage>;
+          getPage(fromObjectType: string, toObjectType: string, body: { inputs: { id: string; after?: string }[] }, options?: CallOptions): Promise<AssociationPage>;
         };
       };
     };
@@ -56,15 +59,17 @@ function stringify(fields: Fields): Record<string, string> {
   return out;
 }
 
+// A 2xx that leaves an input out may still have written it: retryable, and a create is looked up first.
 const noResult = (extra: string[] = []) =>
-  new CrmError(`HubSpot returned no result for this input${extra.length > 0 ? ` (unmatched errors: ${extra.join('; ')})` : ''}`, {
-    vendor: 'hubspot', kind: CrmErrorKind.permanent, vendorCode: 'NO_RESULT',
+  new CrmError(`HubSpot answered without a result for this input; it may have been written${extra.length > 0 ? ` (unmatched errors: ${extra.join('; ')})` : ''}`, {
+    vendor: 'hubspot', kind: CrmErrorKind.transient, ambiguous: true, vendorCode: 'NO_RESULT',
   });
 
 /**
  * Map a batch response back to inputs: by objectWriteTraceId (the input index), then by a
  * property value identifying the input (idProperty / keyProperty), then errors by trace id or
- * by the ids in their context. An input with neither a result nor an error is a failure.
+ * by the ids in their context; a single unplaced error goes to the single input left. An input
+ * with neither a result nor an error is possibly written (`noResult`).
  */
 function mapBatch(res: BatchResult, identities: string[], identityProperty: string, created: (r: ResultObject) => boolean): WriteResult[] {
   const out: (WriteResult | undefined)[] = identities.map(() => undefined);
@@ -75,15 +80,17 @@ function mapBatch(res: BatchResult, identities: string[], identityProperty: stri
     if (i < 0) i = byIdentity(r.properties?.[identityProperty]);
     if (i >= 0 && r.id) out[i] = { ok: true, recordId: String(r.id), created: created(r) };
   }
-  const unmatched: string[] = [];
+  const unmatched: CrmError[] = [];
   for (const e of res.errors ?? []) {
     const error = classifyHubSpotItemError(e);
     const traces = (e.context?.objectWriteTraceId ?? []).map(Number).filter((t) => Number.isInteger(t) && out[t] === undefined);
     const targets = traces.length > 0 ? traces : (e.context?.ids ?? []).map((id) => byIdentity(id)).filter((i) => i >= 0);
-    if (targets.length === 0) unmatched.push(error.message);
+    if (targets.length === 0) unmatched.push(error);
     for (const i of targets) out[i] = { ok: false, error };
   }
-  return out.map((r) => r ?? { ok: false, error: noResult(unmatched) });
+  const left = out.flatMap((r, i) => (r === undefined ? [i] : []));
+  if (left.length === 1 && unmatched.length === 1) out[left[0]!] = { ok: false, error: unmatched[0]! };
+  return out.map((r) => r ?? { ok: false, error: noResult(unmatched.map((e) => e.message)) });
 }
 
 export function hubspotAdapter(options: HubSpotAdapterOptions): CrmAdapter {
@@ -101,6 +108,21 @@ export function hubspotAdapter(options: HubSpotAdapterOptions): CrmAdapter {
     for (const b of budgets) await b.acquire();
     calls += 1;
     return fn();
+  };
+
+  /**
+   * One write request: budget, then the engine's last word (`beforeSend` throws unchanged when a
+   * claim was lost), then the call; a failure is classified knowing what every input sent.
+   */
+  const sendWrite = async <T>(fn: () => Promise<T>, sentProperties: string[][], context?: BatchContext): Promise<T> => {
+    await o.rateBudget.acquire();
+    await context?.beforeSend?.();
+    calls += 1;
+    try {
+      return await fn();
+    } catch (err) {
+      throw classifyHubSpotError(err, { sentProperties });
+    }
   };
 
   const objects: Record<string, ObjectSpec> = {};
@@ -132,7 +154,7 @@ export function hubspotAdapter(options: HubSpotAdapterOptions): CrmAdapter {
       const all = [...ids];
       for (let i = 0; i < all.length; i += READ_CHUNK) {
         const res = await send(() =>
-          batchApi.read(parent.objectType, { idProperty: parent.idProperty, inputs: all.slice(i, i + READ_CHUNK).map((id) => ({ id })), properties: [parent.idProperty], propertiesWithHistory: [] }),
+          batchApi.read(parent.objectType, { idProperty: parent.idProperty, inputs: all.slice(i, i + READ_CHUNK).map((id) => ({ id })), properties: [parent.idProperty], propertiesWithHistory: [] }, undefined, readableResponses),
         );
         for (const r of res.results ?? []) {
           const ext = r.properties?.[parent.idProperty];
@@ -154,11 +176,12 @@ export function hubspotAdapter(options: HubSpotAdapterOptions): CrmAdapter {
     capabilities: { maxBatch: 100, nativeActivityUpsert: false },
     objects,
 
-    async upsertRecords(object: string, writes: RecordWrite[]): Promise<WriteResult[]> {
+    async upsertRecords(object: string, writes: RecordWrite[], context?: BatchContext): Promise<WriteResult[]> {
       const c = config(object, 'record');
       if (writes.length === 0) return [];
       const inputs: UpsertInput[] = writes.map((w, i) => ({ idProperty: c.idProperty, id: w.externalId, properties: stringify(w.fields), objectWriteTraceId: String(i) }));
-      const res = await send(() => batchApi.upsert(c.objectType, { inputs }));
+      const sent = inputs.map((input) => [input.idProperty, ...Object.keys(input.properties)]);
+      const res = await sendWrite(() => batchApi.upsert(c.objectType, { inputs }, readableResponses), sent, context);
       return mapBatch(res, writes.map((w) => w.externalId), c.idProperty, (r) => r._new === true);
     },
 
@@ -188,7 +211,8 @@ export function hubspotAdapter(options: HubSpotAdapterOptions): CrmAdapter {
         });
       });
       if (inputs.length > 0) {
-        const res = await send(() => batchApi.create(c.objectType, { inputs }));
+        const sent = inputs.map((input) => Object.keys(input.properties));
+        const res = await sendWrite(() => batchApi.create(c.objectType, { inputs }, readableResponses), sent, context);
         const mapped = mapBatch(res, pending.map((i) => writes[i]!.key), c.keyProperty, () => true);
         pending.forEach((i, n) => (out[i] = mapped[n]));
       }
@@ -216,7 +240,7 @@ export function hubspotAdapter(options: HubSpotAdapterOptions): CrmAdapter {
           for (let i = 0; i < inputs.length; i += READ_CHUNK) {
             const chunk = inputs.slice(i, i + READ_CHUNK);
             // A parent with no associations comes back as a 207 error (NO_ASSOCIATIONS_FOUND): nothing to match.
-            const page = await send(() => associationsApi.getPage(parentType, c.objectType, { inputs: chunk }));
+            const page = await send(() => associationsApi.getPage(parentType, c.objectType, { inputs: chunk }, readableResponses));
             for (const r of page.results ?? []) {
               for (const t of r.to ?? []) candidates.add(String(t.toObjectId));
               const after = r.paging?.next?.after;
@@ -230,7 +254,7 @@ export function hubspotAdapter(options: HubSpotAdapterOptions): CrmAdapter {
       const ids = [...candidates];
       for (let i = 0; i < ids.length; i += READ_CHUNK) {
         const res = await send(() =>
-          batchApi.read(c.objectType, { inputs: ids.slice(i, i + READ_CHUNK).map((id) => ({ id })), properties: [c.keyProperty], propertiesWithHistory: [] }),
+          batchApi.read(c.objectType, { inputs: ids.slice(i, i + READ_CHUNK).map((id) => ({ id })), properties: [c.keyProperty], propertiesWithHistory: [] }, undefined, readableResponses),
         );
         for (const r of res.results ?? []) {
           const key = r.properties?.[c.keyProperty];
@@ -240,7 +264,7 @@ export function hubspotAdapter(options: HubSpotAdapterOptions): CrmAdapter {
       return found;
     },
 
-    classifyError: classifyHubSpotError,
+    classifyError: (err: unknown) => classifyHubSpotError(err),
 
     apiCalls: () => calls,
   };

@@ -4,6 +4,7 @@
  * message and correlationId, never the token (CrmError redacts registered secrets).
  */
 import { CrmError, CrmErrorKind, CrmSyncError } from '../../src/errors.js';
+import { bodySnippet } from '../kit/body-snippet.js';
 
 const VENDOR = 'hubspot';
 const TEN_SECONDS = 10_000;
@@ -37,7 +38,67 @@ interface ApiExceptionLike {
   code: number;
   body?: unknown;
   headers?: Record<string, string | undefined>;
+  /** Set by `readableResponses`: the body was not the JSON its status promised. */
+  unreadable?: boolean;
 }
+
+/** What the adapter knows about the failed call, so a whole-batch error can be placed. */
+export interface HubSpotClassifyContext {
+  /** The property names each input of a failed write sent (an upsert's idProperty included). */
+  sentProperties?: readonly (readonly string[])[];
+}
+
+/**
+ * The body of an HTTP response the SDK could not parse (a proxy's HTML page, served with a
+ * JSON content type or none): thrown by `readableResponses` in place of the SDK's SyntaxError,
+ * with the status kept. Shaped like the SDK's ApiException.
+ */
+export class HubSpotUnreadableResponse extends Error {
+  readonly unreadable = true;
+  constructor(readonly code: number, readonly body: string, readonly headers: Record<string, string>) {
+    super(`HTTP ${code} with a body that is not JSON`);
+    this.name = 'HubSpotUnreadableResponse';
+  }
+
+  /** The response's Content-Type, if it had one. */
+  get contentType(): string | undefined {
+    const key = Object.keys(this.headers).find((k) => k.toLowerCase() === 'content-type');
+    return key === undefined ? undefined : this.headers[key];
+  }
+}
+
+interface ResponseContextLike {
+  httpStatusCode: number;
+  headers: Record<string, string>;
+  body: { binary(): Promise<Buffer>; text(): Promise<string> };
+}
+
+/**
+ * Per-call options for @hubspot/api-client: a response middleware that reads the body once and
+ * throws `HubSpotUnreadableResponse` (status kept) when it is not JSON. Without it the SDK throws
+ * a bare SyntaxError (`Unexpected token '<'`) that carries no status. The SDK applies its
+ * configured middleware only with per-call options, so the adapter passes these on every call.
+ */
+export const readableResponses = {
+  middlewareMergeStrategy: 'append',
+  middleware: [
+    {
+      pre: <T>(context: T): Promise<T> => Promise.resolve(context),
+      async post(context: ResponseContextLike): Promise<ResponseContextLike> {
+        const data = await context.body.binary();
+        context.body = { binary: () => Promise.resolve(data), text: () => Promise.resolve(data.toString('utf8')) };
+        const text = data.toString('utf8');
+        if (text.trim() === '') return context;
+        try {
+          JSON.parse(text);
+          return context;
+        } catch {
+          throw new HubSpotUnreadableResponse(context.httpStatusCode, text, context.headers);
+        }
+      },
+    },
+  ],
+} as const;
 
 const networkCodes = new Set(['ECONNRESET', 'ETIMEDOUT', 'ESOCKETTIMEDOUT', 'EPIPE', 'ECONNABORTED', 'EAI_AGAIN', 'UND_ERR_SOCKET', 'ECONNREFUSED', 'ENOTFOUND', 'EHOSTUNREACH', 'ENETUNREACH']);
 /** Failures before the request left this machine: nothing can have been committed. */
@@ -56,9 +117,43 @@ function bodyOf(body: unknown): HubSpotErrorBody {
     } catch {
       // not JSON: keep the text as the message
     }
-    return { message: body.slice(0, 500) };
+    return { message: bodySnippet(body) };
   }
   return {};
+}
+
+const setupHint = 'the HubSpot portal does not match the configuration: run `crm-upsert check-setup` to see what to fix';
+
+/** The property names a PROPERTY_DOESNT_EXIST error names (in its message's JSON list or its `errors`). */
+function missingProperties(b: HubSpotErrorBody): string[] {
+  const names = new Set<string>();
+  const list = /^Property values were not valid: (\[.*\])$/s.exec(b.message ?? '')?.[1];
+  if (list) {
+    try {
+      for (const e of JSON.parse(list) as { error?: string; name?: string }[]) if (e.error === 'PROPERTY_DOESNT_EXIST' && e.name) names.add(e.name);
+    } catch {
+      // not the JSON list HubSpot sends: nothing to read
+    }
+  }
+  for (const e of b.errors ?? []) {
+    const context = (e as { context?: { propertyName?: string[] } }).context;
+    if (e.code === 'PROPERTY_DOESNT_EXIST') for (const name of context?.propertyName ?? []) names.add(name);
+  }
+  return [...names];
+}
+
+/**
+ * A whole-batch 400 that every input would hit again, so splitting cannot help: the idProperty
+ * is not unique, or a property the portal lacks is sent by every input. Returns what is wrong.
+ */
+function setupProblem(b: HubSpotErrorBody, context: HubSpotClassifyContext): string | undefined {
+  if (/Unable to perform update\/upsert by non-unique/i.test(b.message ?? '')) return b.message;
+  // One input is just that input's problem, in HubSpot's own words.
+  const sent = context.sentProperties;
+  if (!sent || sent.length < 2) return undefined;
+  const everywhere = missingProperties(b).filter((name) => sent.every((props) => props.includes(name)));
+  if (everywhere.length === 0) return undefined;
+  return `${everywhere.map((n) => `property "${n}"`).join(', ')} ${everywhere.length === 1 ? 'does' : 'do'} not exist (PROPERTY_DOESNT_EXIST), and every input sends it`;
 }
 
 function header(headers: Record<string, string | undefined> | undefined, name: string): string | undefined {
@@ -88,11 +183,18 @@ const authHint =
   'Check that HUBSPOT_ACCESS_TOKEN holds a current private-app access token (Settings > Integrations > Private Apps) ' +
   `and that the app has the scopes for every configured object: ${REQUIRED_SCOPES.join(', ')}.`;
 
-function fromApiException(err: ApiExceptionLike): CrmError {
+function fromApiException(err: ApiExceptionLike, context: HubSpotClassifyContext): CrmError {
   const status = err.code;
   const b = bodyOf(err.body);
   const base = { vendor: VENDOR, status, vendorCode: b.category ?? b.policyName, correlationId: b.correlationId, cause: err };
   const text = describe(status, b);
+  if (err.unreadable && (status >= 500 || (status >= 200 && status < 300))) {
+    const typed = err instanceof HubSpotUnreadableResponse ? err.contentType !== undefined : true;
+    const what = typed ? 'with a body that is not JSON' : 'without a Content-Type';
+    return new CrmError(`HubSpot (or a proxy in front of it) answered HTTP ${status} ${what} (${b.message ?? 'empty'}); the write may have been committed`, {
+      ...base, kind: CrmErrorKind.transient, ambiguous: true, vendorCode: typed ? 'UNREADABLE_RESPONSE' : 'NO_CONTENT_TYPE',
+    });
+  }
   if (status === 429) {
     if (b.policyName === 'DAILY' || /daily limit/i.test(b.message ?? '')) {
       return new CrmError(
@@ -101,8 +203,9 @@ function fromApiException(err: ApiExceptionLike): CrmError {
         { ...base, kind: CrmErrorKind.quota, vendorCode: 'DAILY' },
       );
     }
-    if (/secondly limit/i.test(b.message ?? '') && b.policyName === undefined) {
-      return new CrmError(`HubSpot search rate limit (${text})`, { ...base, kind: CrmErrorKind.rateLimited, retryAfterMs: retryAfterMs(err.headers) ?? 1_000, vendorCode: 'SECONDLY' });
+    if (b.policyName === 'SECONDLY' || (/secondly limit/i.test(b.message ?? '') && b.policyName === undefined)) {
+      const what = b.policyName === 'SECONDLY' ? 'per-second rate limit' : 'search rate limit';
+      return new CrmError(`HubSpot ${what} (${text})`, { ...base, kind: CrmErrorKind.rateLimited, retryAfterMs: retryAfterMs(err.headers) ?? 1_000, vendorCode: 'SECONDLY' });
     }
     const interval = Number(header(err.headers, 'x-hubspot-ratelimit-interval-milliseconds'));
     const wait = retryAfterMs(err.headers) ?? (Number.isFinite(interval) && interval > 0 ? interval : TEN_SECONDS);
@@ -114,17 +217,31 @@ function fromApiException(err: ApiExceptionLike): CrmError {
   if (status >= 500 || status === 408 || status === 423) {
     return new CrmError(`HubSpot server error (${text}); the write may have been committed`, { ...base, kind: CrmErrorKind.transient, ambiguous: true });
   }
+  const setup = status === 400 ? setupProblem(b, context) : undefined;
+  if (setup) {
+    const label = [`HTTP ${status}`, b.category].filter(Boolean).join(' ');
+    return new CrmError(`HubSpot rejected the whole batch (${label}: ${setup}${b.correlationId ? `, correlationId ${b.correlationId}` : ''}): ${setupHint}`, {
+      ...base, kind: CrmErrorKind.permanent, splittable: false,
+    });
+  }
   if (status === 400 && b.category === 'VALIDATION_ERROR') {
     // A whole-batch 400 is usually one bad input: let the engine split the batch to isolate it.
+    return new CrmError(`HubSpot rejected the request (${text})`, { ...base, kind: CrmErrorKind.permanent, splittable: true });
+  }
+  if (status === 409) {
+    // A batch fails whole on a unique-value conflict, naming only the first: split to isolate it.
     return new CrmError(`HubSpot rejected the request (${text})`, { ...base, kind: CrmErrorKind.permanent, splittable: true });
   }
   return new CrmError(`HubSpot rejected the request (${text})`, { ...base, kind: CrmErrorKind.permanent });
 }
 
-/** Classify anything the HubSpot client (or this adapter) threw. Idempotent for CrmError. */
-export function classifyHubSpotError(err: unknown): CrmError {
+/**
+ * Classify anything the HubSpot client (or this adapter) threw. Idempotent for CrmError.
+ * `context` (what the failed write sent) tells a setup error from one bad input.
+ */
+export function classifyHubSpotError(err: unknown, context: HubSpotClassifyContext = {}): CrmError {
   if (err instanceof CrmError) return err;
-  if (isApiException(err)) return fromApiException(err);
+  if (isApiException(err)) return fromApiException(err, context);
   if (err instanceof CrmSyncError) return new CrmError(err.message.replace(/^\[crm-upsert\]\s*/, ''), { vendor: VENDOR, kind: CrmErrorKind.permanent, cause: err });
   const e = err instanceof Error ? (err as Error & { code?: unknown; type?: unknown; errno?: unknown }) : undefined;
   const message = e?.message ?? String(err);
@@ -133,6 +250,12 @@ export function classifyHubSpotError(err: unknown): CrmError {
       'HubSpot (or a proxy in front of it) answered without a Content-Type, so the client could not read the response; the write may have been committed',
       { vendor: VENDOR, kind: CrmErrorKind.transient, ambiguous: true, vendorCode: 'NO_CONTENT_TYPE', cause: err },
     );
+  }
+  // The SDK's own failure to parse a body (a client without `readableResponses`): no status to keep.
+  if (err instanceof SyntaxError || /is not supported by ObjectSerializer\.parse/.test(message)) {
+    return new CrmError(`HubSpot (or a proxy in front of it) answered with a body the client could not parse (${bodySnippet(message)}); the write may have been committed`, {
+      vendor: VENDOR, kind: CrmErrorKind.transient, ambiguous: true, vendorCode: 'UNREADABLE_RESPONSE', cause: err,
+    });
   }
   const code = typeof e?.code === 'string' ? e.code : typeof e?.errno === 'string' ? e.errno : undefined;
   const network = (code !== undefined && networkCodes.has(code)) || e?.name === 'FetchError' || e?.name === 'AbortError' || /socket hang up|ECONNRESET|ETIMEDOUT|network timeout|fetch failed/i.test(message);

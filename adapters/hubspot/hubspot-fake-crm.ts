@@ -18,8 +18,21 @@ export interface FakeHubSpotRecord {
 }
 
 export interface FakePropertyDefinition {
+  /** `hasUniqueValue`: usable as an upsert idProperty. Default false. */
   unique?: boolean;
   type?: string;
+  /** `modificationMetadata.readOnlyValue`: writes are refused (READ_ONLY_VALUE). Default false. */
+  readOnly?: boolean;
+  /** A calculated property: its value cannot be set. Default false. */
+  calculated?: boolean;
+}
+
+interface PropertyDef {
+  unique: boolean;
+  type: string;
+  custom: boolean;
+  readOnly: boolean;
+  calculated: boolean;
 }
 
 interface StoredRecord {
@@ -31,7 +44,7 @@ interface StoredRecord {
 }
 
 interface ObjectStore {
-  properties: Map<string, { unique: boolean; type: string; custom: boolean }>;
+  properties: Map<string, PropertyDef>;
   records: Map<string, StoredRecord>;
   required: string[];
 }
@@ -78,7 +91,7 @@ export class FakeHubSpotCrm {
     this.now = options.now ?? Date.now;
     for (const [type, props] of Object.entries(defaultProperties)) {
       const store = this.store(type, true)!;
-      for (const p of props) store.properties.set(p, { unique: false, type: 'string', custom: false });
+      for (const p of props) store.properties.set(p, { unique: false, type: 'string', custom: false, readOnly: false, calculated: false });
       if (type === 'notes' || type === 'tasks') store.required.push('hs_timestamp');
     }
     this.defineProperty('contacts', 'ai_external_id', { unique: true });
@@ -91,7 +104,7 @@ export class FakeHubSpotCrm {
     let s = this.stores.get(type);
     if (!s && create) {
       s = { properties: new Map(), records: new Map(), required: [] };
-      for (const p of readOnly) s.properties.set(p, { unique: p === 'hs_object_id', type: 'string', custom: false });
+      for (const p of readOnly) s.properties.set(p, { unique: p === 'hs_object_id', type: 'string', custom: false, readOnly: true, calculated: false });
       this.stores.set(type, s);
     }
     return s;
@@ -99,7 +112,14 @@ export class FakeHubSpotCrm {
 
 
   defineProperty(objectType: string, name: string, definition: FakePropertyDefinition = {}): void {
-    this.store(objectType, true)!.properties.set(name, { unique: definition.unique ?? false, type: definition.type ?? 'string', custom: true });
+    this.store(objectType, true)!.properties.set(name, {
+      unique: definition.unique ?? false, type: definition.type ?? 'string', custom: true, readOnly: definition.readOnly ?? false, calculated: definition.calculated ?? false,
+    });
+  }
+
+  /** Remove a property definition (a field the portal does not have). */
+  removeProperty(objectType: string, name: string): void {
+    this.store(objectType)?.properties.delete(name);
   }
 
   records(objectType: string): FakeHubSpotRecord[] {
@@ -154,8 +174,9 @@ export class FakeHubSpotCrm {
   /** Problems with one input's properties, as HubSpot words them; null when valid. */
   private invalidProperties(store: ObjectStore, props: Body, creating: boolean): string | null {
     for (const name of Object.keys(props)) {
-      if (!store.properties.has(name)) return propertyError(name, 'PROPERTY_DOESNT_EXIST', `Property "${name}" does not exist`);
-      if (readOnly.includes(name)) return propertyError(name, 'READ_ONLY_VALUE', `"${name}" is a read only property; its value cannot be set.`);
+      const def = store.properties.get(name);
+      if (!def) return propertyError(name, 'PROPERTY_DOESNT_EXIST', `Property "${name}" does not exist`);
+      if (def.readOnly || def.calculated) return propertyError(name, 'READ_ONLY_VALUE', `"${name}" is a read only property; its value cannot be set.`);
       const v = props[name];
       if (v !== null && typeof v === 'object') return propertyError(name, 'INVALID_OPTION', `${JSON.stringify(v)} is not a valid value for "${name}"`);
     }
@@ -175,7 +196,8 @@ export class FakeHubSpotCrm {
       const holder = [...store.records.values()].find((r) => r.properties.get(name) === String(value) && r.id !== selfId);
       if (holder) {
         const status = this.options.uniqueConflictStatus ?? 409;
-        return errorBody(status, status === 409 ? 'CONFLICT' : 'VALIDATION_ERROR', `A ${singular[type] ?? type} with ${name}=${String(value)} already exists. Existing ID: ${holder.id}`);
+        const label = singular[type] ?? type;
+        return errorBody(status, status === 409 ? 'CONFLICT' : 'VALIDATION_ERROR', `${label.charAt(0).toUpperCase()}${label.slice(1)} already exists. Existing ID: ${holder.id}`);
       }
     }
     return null;
@@ -218,10 +240,10 @@ export class FakeHubSpotCrm {
     for (const input of parsed) {
       const idProperty = typeof input.idProperty === 'string' ? input.idProperty : undefined;
       if (!idProperty || !store.properties.has(idProperty)) {
-        return errorBody(400, 'VALIDATION_ERROR', `Property "${String(idProperty)}" does not exist or is not a unique identifier property for ${type}.`);
+        return errorBody(400, 'VALIDATION_ERROR', propertyError(String(idProperty), 'PROPERTY_DOESNT_EXIST', `Property "${String(idProperty)}" does not exist`));
       }
       if (!store.properties.get(idProperty)!.unique) {
-        return errorBody(400, 'VALIDATION_ERROR', `Property "${idProperty}" is not a unique identifier property; upsert requires a property with hasUniqueValue=true.`);
+        return errorBody(400, 'VALIDATION_ERROR', `Unable to perform update/upsert by non-unique ${idProperty} property`);
       }
       if (typeof input.id !== 'string' || input.id === '') return errorBody(400, 'VALIDATION_ERROR', 'Each input needs a non-empty id.');
     }
@@ -234,6 +256,14 @@ export class FakeHubSpotCrm {
     for (const input of parsed) {
       const problem = this.invalidProperties(store, asBody(input.properties), false);
       if (problem) return errorBody(400, 'VALIDATION_ERROR', problem);
+    }
+    // HubSpot fails the whole upsert batch with a 409 naming only the first conflict.
+    if ((this.options.batchConflicts ?? 'reject-batch') === 'reject-batch') {
+      for (const input of parsed) {
+        const existing = [...store.records.values()].find((r) => r.properties.get(input.idProperty as string) === input.id);
+        const conflict = this.uniqueConflict(type, store, asBody(input.properties), existing?.id ?? '');
+        if (conflict) return conflict;
+      }
     }
     const t = this.now();
     const results: Body[] = [];
@@ -463,11 +493,11 @@ export class FakeHubSpotCrm {
     return this.batchEnvelope(results, errors, 201);
   }
 
-  private propertyView(type: string, name: string, p: { unique: boolean; type: string; custom: boolean }): Body {
+  private propertyView(type: string, name: string, p: PropertyDef): Body {
     return {
       name, label: name, type: p.type, fieldType: 'text', groupName: `${singular[objectTypeAliases[type] ?? type] ?? type}information`,
-      hasUniqueValue: p.unique, hubspotDefined: !p.custom, calculated: false, externalOptions: false, formField: false, options: [],
-      modificationMetadata: { archivable: p.custom, readOnlyDefinition: !p.custom, readOnlyValue: readOnly.includes(name) },
+      hasUniqueValue: p.unique, hubspotDefined: !p.custom, calculated: p.calculated, externalOptions: false, formField: false, options: [],
+      modificationMetadata: { archivable: p.custom, readOnlyDefinition: !p.custom, readOnlyValue: p.readOnly },
     };
   }
 
@@ -497,7 +527,7 @@ export class FakeHubSpotCrm {
     if (unique && (canonical === 'notes' || canonical === 'tasks')) {
       return errorBody(400, 'VALIDATION_ERROR', `Unique value properties are not supported for ${canonical}.`);
     }
-    store.properties.set(name, { unique, type: String(body.type), custom: true });
+    store.properties.set(name, { unique, type: String(body.type), custom: true, readOnly: false, calculated: false });
     return { status: 201, body: this.propertyView(type, name, store.properties.get(name)!) };
   }
 }

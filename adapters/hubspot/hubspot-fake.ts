@@ -20,10 +20,34 @@ import {
   type FakeResponse,
   type FaultOptions,
   type FakeVendor,
+  type FaultKind,
+  proxyErrorPage,
 } from '../../src/testing/fake-http.js';
 import { errorBody, FakeHubSpotCrm, type FakeHubSpotRecord, type FakePropertyDefinition } from './hubspot-fake-crm.js';
 
 export type { FakeHubSpotRecord, FakePropertyDefinition };
+
+/**
+ * HubSpot's own faults, injectable with `failNext` next to the shared ones: each answers in
+ * place of the CRM with the exact body HubSpot sends, and commits nothing.
+ */
+export const HubSpotFault = {
+  /** Whole-batch 409 CONFLICT naming only the first conflict (`Contact already exists. Existing ID: …`). */
+  conflict: 'conflict',
+  /** 400 `Unable to perform update/upsert by non-unique <idProperty> property` (the idProperty is not unique). */
+  nonUniqueIdProperty: 'non_unique_id_property',
+  /** 400 PROPERTY_DOESNT_EXIST naming a property every input sends (the portal lacks it). */
+  unknownProperty: 'unknown_property',
+  /** 429 with `policyName: "SECONDLY"`. */
+  secondlyLimit: 'secondly_limit',
+} as const;
+export type HubSpotFault = (typeof HubSpotFault)[keyof typeof HubSpotFault];
+
+type Inputs = { idProperty?: unknown; properties?: Record<string, unknown> }[];
+const inputsOf = (req: FakeRequest): Inputs => {
+  const inputs = (req.body as { inputs?: unknown } | undefined)?.inputs;
+  return Array.isArray(inputs) ? (inputs as Inputs) : [];
+};
 
 export interface FakeHubSpotOptions {
   /** The only bearer token accepted. Default: any non-empty token. */
@@ -42,6 +66,12 @@ export interface FakeHubSpotOptions {
   duplicateIdsInBatch?: 'error' | 'last-wins';
   /** Status for a write that collides with another record's unique value. Default 409. */
   uniqueConflictStatus?: 400 | 409;
+  /**
+   * A batch upsert where an input collides with another record's unique value: the whole batch
+   * fails naming the first conflict, as HubSpot does (`reject-batch`, default), or that input
+   * gets a 207 error and the rest are written (`per-input`).
+   */
+  batchConflicts?: 'reject-batch' | 'per-input';
   /** Associations returned per `from` id by the v4 batch read before paging. Default 500. */
   associationPageSize?: number;
   /** Clock (epoch ms) for timestamps, search lag and rate windows. Default Date.now. */
@@ -89,6 +119,30 @@ export class FakeHubSpotState implements FakeVendor {
   serverError(): FakeResponse {
     return errorBody(503, 'SERVICE_UNAVAILABLE', 'Service Unavailable');
   }
+
+  /** A proxy's HTML page, served (as HubSpot's edge does) with a JSON content type. */
+  htmlError(): FakeResponse {
+    return { status: 502, headers: { 'content-type': 'application/json;charset=utf-8' }, rawBody: proxyErrorPage(502, 'Bad Gateway') };
+  }
+
+  readonly faults: Record<HubSpotFault, (req: FakeRequest) => FakeResponse> = {
+    conflict: () => errorBody(409, 'CONFLICT', 'Contact already exists. Existing ID: 37765128953'),
+    non_unique_id_property: (req) => {
+      const idProperty = inputsOf(req).find((i) => typeof i.idProperty === 'string')?.idProperty ?? 'email';
+      return errorBody(400, 'VALIDATION_ERROR', `Unable to perform update/upsert by non-unique ${String(idProperty)} property`);
+    },
+    unknown_property: (req) => {
+      const inputs = inputsOf(req);
+      const shared = Object.keys(inputs[0]?.properties ?? {}).find((name) => inputs.every((i) => name in (i.properties ?? {}))) ?? 'nope';
+      const message = `Property "${shared}" does not exist`;
+      const detail = JSON.stringify([{ isValid: false, message, error: 'PROPERTY_DOESNT_EXIST', name: shared, localizedErrorMessage: message }]);
+      return errorBody(400, 'VALIDATION_ERROR', `Property values were not valid: ${detail}`);
+    },
+    secondly_limit: () =>
+      errorBody(429, 'RATE_LIMITS', 'You have reached your secondly limit.', {
+        errorType: 'RATE_LIMIT', policyName: 'SECONDLY', groupName: 'publicapi:private_app-api-calls-secondly:1:1',
+      }),
+  };
 
   endpointOf(req: FakeRequest): string {
     const path = req.path.replace(/^(\/crm\/v3\/objects\/[^/]+\/)(?!batch\/|search$)[^/]+$/, '$1{id}').replace(/^(\/crm\/v3\/properties\/[^/]+\/)[^/]+$/, '$1{name}');
@@ -158,7 +212,7 @@ export class FakeHubSpotState implements FakeVendor {
 
 }
 
-export interface FakeHubSpot extends FakeCrmBase {
+export interface FakeHubSpot extends FakeCrmBase<FaultKind | HubSpotFault> {
   /** The state machine (records, properties). */
   state: FakeHubSpotState;
   /** Serve on a loopback port (0 = any). `basePath` is `http://127.0.0.1:PORT`. */
@@ -169,6 +223,8 @@ export interface FakeHubSpot extends FakeCrmBase {
   records(objectType: string): FakeHubSpotRecord[];
   /** Define (or redefine) a property; `unique: true` makes it usable as an upsert idProperty. */
   defineProperty(objectType: string, name: string, definition?: FakePropertyDefinition): void;
+  /** Remove a property (the portal does not have it). */
+  removeProperty(objectType: string, name: string): void;
   /** Start a new "day" for `dailyLimit`, optionally with a new limit. */
   resetDaily(dailyLimit?: number): void;
 }
@@ -182,7 +238,7 @@ export function fakeHubSpot(options: FakeHubSpotOptions = {}): FakeHubSpot {
   const state = new FakeHubSpotState(options);
   const core = new FakeHttpCore(state, options.faults);
   return {
-    ...fakeCrmBase(core, 'https://api.hubapi.com'),
+    ...fakeCrmBase<FaultKind | HubSpotFault>(core, 'https://api.hubapi.com'),
     state,
     async listen(port = 0) {
       const server = await listenLoopback(core, port);
@@ -194,6 +250,7 @@ export function fakeHubSpot(options: FakeHubSpotOptions = {}): FakeHubSpot {
     },
     records: (objectType) => state.records(objectType),
     defineProperty: (objectType, name, definition) => state.defineProperty(objectType, name, definition),
+    removeProperty: (objectType, name) => state.crm.removeProperty(objectType, name),
     resetDaily: (dailyLimit) => state.resetDaily(dailyLimit),
   };
 }

@@ -9,4 +9,12 @@ export {
   type HubSpotObjectConfig,
   type ResolvedHubSpotOptions,
 } from './hubspot-options.js';
-export { classifyHubSpotError, classifyHubSpotItemError, REQUIRED_SCOPES, type HubSpotErrorBody } from './hubspot-errors.js';
+export {
+  classifyHubSpotError,
+  classifyHubSpotItemError,
+  HubSpotUnreadableResponse,
+  readableResponses,
+  REQUIRED_SCOPES,
+  type HubSpotClassifyContext,
+  type HubSpotErrorBody,
+} from './hubspot-errors.js';

@@ -96,10 +96,12 @@ export function salesforceAdapter(options: SalesforceAdapterOptions): Salesforce
     };
   };
 
-  async function send<R>(req: SalesforceHttpRequest, ctx: ClassifyContext = {}): Promise<R> {
+  /** One request; a write passes its batch `context`, whose `beforeSend` may stop it (its error propagates unchanged). */
+  async function send<R>(req: SalesforceHttpRequest, ctx: ClassifyContext = {}, context?: BatchContext): Promise<R> {
     const before = usage();
     if (before && before.used / before.limit >= opts.dailyLimitShare && Date.now() - usageAt < USAGE_RECHECK_MS) throw dailyLimitStop(before, opts.dailyLimitShare);
     await opts.rateBudget?.acquire();
+    await context?.beforeSend?.();
     let response: ResponseInfo | undefined;
     const transport = observe((r) => (response = r));
     if (!transport) calls += 1;
@@ -138,7 +140,7 @@ export function salesforceAdapter(options: SalesforceAdapterOptions): Salesforce
   }
 
   /** One collection upsert; returns one WriteResult per record in order. */
-  async function upsertCollection(sobject: string, externalIdField: string, records: Array<Record<string, unknown>>): Promise<WriteResult[]> {
+  async function upsertCollection(sobject: string, externalIdField: string, records: Array<Record<string, unknown>>, context?: BatchContext): Promise<WriteResult[]> {
     if (records.length === 0) return [];
     const headers: Record<string, string> = { 'content-type': 'application/json' };
     if (opts.allowDuplicateSave) headers['Sforce-Duplicate-Rule-Header'] = 'allowSave=true';
@@ -155,6 +157,7 @@ export function salesforceAdapter(options: SalesforceAdapterOptions): Salesforce
         body: JSON.stringify({ allOrNone: false, records: records.map((r) => ({ ...r, attributes: { type: sobject } })) }),
       },
       { externalIds, multiRecordWrite: records.length > 1 },
+      context,
     );
     const results: CollectionResult[] = Array.isArray(body) ? body : [];
     return records.map((_r, i) => toWriteResult(results[i]));
@@ -178,7 +181,7 @@ export function salesforceAdapter(options: SalesforceAdapterOptions): Salesforce
     objects,
     connection: conn,
 
-    async upsertRecords(object: string, writes: RecordWrite[]): Promise<WriteResult[]> {
+    async upsertRecords(object: string, writes: RecordWrite[], context?: BatchContext): Promise<WriteResult[]> {
       const s = spec(object, 'record');
       checkBatch(writes);
       const results: WriteResult[] = new Array(writes.length);
@@ -191,6 +194,7 @@ export function salesforceAdapter(options: SalesforceAdapterOptions): Salesforce
         s.sobject,
         s.externalIdField,
         sendIdx.map((i) => ({ ...writes[i]!.fields, [s.externalIdField]: writes[i]!.externalId })),
+        context,
       );
       sendIdx.forEach((i, j) => (results[i] = sent[j]!));
       return results;
@@ -232,7 +236,7 @@ export function salesforceAdapter(options: SalesforceAdapterOptions): Salesforce
         sendIdx.push(i);
         records.push({ ...w.fields, [s.parents[w.parent.object]!]: parentId, [s.externalIdField]: w.key });
       });
-      const sent = await upsertCollection(s.sobject, s.externalIdField, records);
+      const sent = await upsertCollection(s.sobject, s.externalIdField, records, context);
       sendIdx.forEach((i, j) => (results[i] = sent[j]!));
       return results;
     },

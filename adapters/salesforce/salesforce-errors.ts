@@ -5,6 +5,7 @@
  * carry `statusCode` (the docs) or `errorCode` (jsforce's type): both are read.
  */
 import { CrmError, CrmErrorKind } from '../../src/errors.js';
+import { bodySnippet } from '../kit/body-snippet.js';
 
 const VENDOR = 'salesforce';
 
@@ -92,6 +93,8 @@ export function classifySalesforceError(err: unknown, ctx: ClassifyContext = {})
     code = first.errorCode ?? first.statusCode ?? code;
     message = first.message ?? message;
   }
+  // jsforce puts a non-JSON body (an HTML error page) whole into the message: keep an excerpt.
+  if (code?.startsWith('ERROR_HTTP_') || message.length > 1000) message = bodySnippet(message, code?.startsWith('ERROR_HTTP_') ? 300 : 1000);
   const base = { vendor: VENDOR, status, vendorCode: code, cause: err };
   const said = code ? `${code}: ${message}` : message;
 

@@ -13,7 +13,9 @@ import {
   listenLoopback,
   type FakeRequest,
   type FakeResponse,
+  type FaultKind,
   type FaultOptions,
+  proxyErrorPage,
 } from '../../src/testing/fake-http.js';
 import { parseSoqlSelect } from './soql.js';
 
@@ -23,8 +25,15 @@ export interface FakeFieldOptions {
   type?: FakeFieldType;
   externalId?: boolean;
   unique?: boolean;
-  /** Unique matching is case-sensitive (the recommended setting). Default true. */
+  /**
+   * Unique matching is case-sensitive (the recommended setting). Default true. A Unique field
+   * seeded case-insensitive matches `acme-1` to `ACME-1`, as a real org does.
+   */
   caseSensitive?: boolean;
+  /** The API user may set it on create (describe `createable`). Default true. */
+  createable?: boolean;
+  /** The API user may change it on update (describe `updateable`). Default true. */
+  updateable?: boolean;
   /** Required on create (REQUIRED_FIELD_MISSING). */
   required?: boolean;
   /** reference fields: the sObjects an id may point to. */
@@ -33,7 +42,7 @@ export interface FakeFieldOptions {
   defaultValue?: string;
 }
 
-interface FieldDef extends Required<Pick<FakeFieldOptions, 'type' | 'externalId' | 'unique' | 'caseSensitive' | 'required'>> {
+interface FieldDef extends Required<Pick<FakeFieldOptions, 'type' | 'externalId' | 'unique' | 'caseSensitive' | 'required' | 'createable' | 'updateable'>> {
   name: string;
   referenceTo: string[];
   defaultValue?: string;
@@ -69,7 +78,7 @@ export interface FakeSalesforceOptions {
   accessToken?: string;
 }
 
-export interface FakeSalesforce extends FakeCrmBase {
+export interface FakeSalesforce extends FakeCrmBase<FaultKind> {
   /** Serve on loopback; `instanceUrl` is `http://127.0.0.1:PORT`. */
   listen(port?: number): Promise<{ instanceUrl: string; close(): Promise<void> }>;
   /** Intercept `origin` with nock. */
@@ -77,6 +86,8 @@ export interface FakeSalesforce extends FakeCrmBase {
   /** Copies of the records of one sObject, in creation order. */
   records(sobject: string): FakeRecord[];
   defineField(sobject: string, name: string, options?: FakeFieldOptions): void;
+  /** Remove a field (the org does not have it). */
+  removeField(sobject: string, name: string): void;
   setApiUsage(used: number, limit?: number): void;
   apiUsage(): { used: number; limit: number };
   /** The next `n` records written fail with UNABLE_TO_LOCK_ROW (nothing committed for them). */
@@ -144,7 +155,7 @@ export function fakeSalesforce(options: FakeSalesforceOptions = {}): FakeSalesfo
     let s = sobjects.get(sobject);
     if (!s) {
       s = { name: sobject, prefix: PREFIXES[sobject] ?? `a0${String.fromCharCode(65 + (sobjects.size % 26))}`, fields: new Map(), records: new Map(), validations: [], duplicateRuleFields: [] };
-      s.fields.set('Id', { name: 'Id', type: 'id', externalId: false, unique: true, caseSensitive: true, required: false, referenceTo: [] });
+      s.fields.set('Id', { name: 'Id', type: 'id', externalId: false, unique: true, caseSensitive: true, required: false, createable: false, updateable: false, referenceTo: [] });
       sobjects.set(sobject, s);
     }
     s.fields.set(name, {
@@ -154,6 +165,8 @@ export function fakeSalesforce(options: FakeSalesforceOptions = {}): FakeSalesfo
       unique: o.unique ?? false,
       caseSensitive: o.caseSensitive ?? true,
       required: o.required ?? false,
+      createable: o.createable ?? true,
+      updateable: o.updateable ?? true,
       referenceTo: o.referenceTo ?? [],
       defaultValue: o.defaultValue,
     });
@@ -168,8 +181,9 @@ export function fakeSalesforce(options: FakeSalesforceOptions = {}): FakeSalesfo
     }
     return undefined;
   };
+  // Matching ignores case only on a Unique field set to case-insensitive (CRM-API.md §2.5).
   const same = (f: FieldDef, a: unknown, b: unknown) =>
-    typeof a === 'string' && typeof b === 'string' && !f.caseSensitive ? a.toLowerCase() === b.toLowerCase() : a === b;
+    typeof a === 'string' && typeof b === 'string' && f.unique && !f.caseSensitive ? a.toLowerCase() === b.toLowerCase() : a === b;
 
   /** Validate and apply one record (the state machine's heart). Mutates `s` only on success. */
   function writeRecord(s: SObjectState, extField: FieldDef, value: string, fields: Record<string, unknown>, allowSave: boolean): WriteOutcome | { multiple: string[] } {
@@ -181,6 +195,10 @@ export function fakeSalesforce(options: FakeSalesforceOptions = {}): FakeSalesfo
       return { ok: false, error: err('UNABLE_TO_LOCK_ROW', `unable to obtain exclusive access to this record or 1 records: ${existing?.Id ?? value}`) };
     }
     const next: FakeRecord = existing ? { ...existing } : ({ Id: '' } as FakeRecord);
+    const locked = Object.keys(fields).filter((k) => k !== extField.name && !(existing ? s.fields.get(k)?.updateable : s.fields.get(k)?.createable));
+    if (locked.length > 0) {
+      return { ok: false, error: err('INVALID_FIELD_FOR_INSERT_UPDATE', `Unable to create/update fields: ${locked.join(', ')}. Please check the security settings of this field and verify that it is read/write for your profile or permission set.`, locked) };
+    }
     for (const [k, v] of Object.entries(fields)) {
       if (v === null) delete next[k];
       else next[k] = v;
@@ -320,8 +338,8 @@ export function fakeSalesforce(options: FakeSalesforceOptions = {}): FakeSalesfo
           caseSensitive: f.caseSensitive,
           idLookup: f.externalId || f.name === 'Id',
           nillable: !f.required && f.name !== 'Id',
-          createable: f.name !== 'Id',
-          updateable: f.name !== 'Id',
+          createable: f.createable,
+          updateable: f.updateable,
           length: f.type === 'string' ? 255 : 0,
           referenceTo: f.referenceTo,
         })),
@@ -379,13 +397,15 @@ export function fakeSalesforce(options: FakeSalesforceOptions = {}): FakeSalesfo
       },
       rateLimited: (seconds) => withLimit({ ...wire(429, 'REQUEST_LIMIT_EXCEEDED', 'ConcurrentPerOrgLongTxn Limit exceeded.'), headers: { 'retry-after': String(seconds) } }),
       serverError: () => withLimit(wire(503, 'SERVER_UNAVAILABLE', 'Server temporarily unavailable, please retry')),
+      // Salesforce's edge answers a maintenance or gateway failure with an HTML page.
+      htmlError: () => withLimit({ status: 503, headers: { 'content-type': 'text/html; charset=UTF-8' }, rawBody: proxyErrorPage(503, 'Service Unavailable') }),
       endpointOf,
     },
     options.faults ?? {},
   );
 
   return {
-    ...fakeCrmBase(core, 'https://fake.my.salesforce.com'),
+    ...fakeCrmBase<FaultKind>(core, 'https://fake.my.salesforce.com'),
     requests,
     async listen(port = 0) {
       const server = await listenLoopback(core, port);
@@ -397,6 +417,9 @@ export function fakeSalesforce(options: FakeSalesforceOptions = {}): FakeSalesfo
     },
     records: (sobject) => [...(sobjects.get(sobject)?.records.values() ?? [])].map((r) => ({ ...r })),
     defineField,
+    removeField(sobject, name) {
+      sobjects.get(sobject)?.fields.delete(name);
+    },
     setApiUsage(u, l) {
       used = u;
       if (l !== undefined) limit = l;

@@ -1,6 +1,11 @@
 #!/usr/bin/env node
-/** The `crm-upsert` entry: run the program, exit with its code. */
+/** The `crm-upsert` entry: run the program, let its output drain, end with its code. */
 import { main } from './program.js';
 
-const code = await main(process.argv);
-process.exit(code);
+const drained = (stream: NodeJS.WriteStream) => new Promise<void>((resolve) => stream.write('', () => resolve()));
+
+process.exitCode = await main(process.argv);
+// process.exit() right after a write to a pipe drops what the pipe had not taken yet: wait for it.
+await Promise.all([drained(process.stdout), drained(process.stderr)]);
+// A driver that keeps a socket or timer alive after close must not keep a finished run alive.
+setTimeout(() => process.exit(), 2_000).unref();

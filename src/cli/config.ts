@@ -9,7 +9,7 @@ import { formatZodIssues } from '../../schemas/parse.js';
 import type { CrmAdapter } from '../adapter.js';
 import type { RateBudget } from '../rate-budget.js';
 import { ConfigError, registerSecret } from '../errors.js';
-import { openLedger } from '../ledger/index.js';
+import { openLedger, type OpenLedgerOptions } from '../ledger/index.js';
 import type { LedgerBackend } from '../ledger/types.js';
 import { UsageError } from './exit.js';
 
@@ -58,10 +58,12 @@ export async function loadConfig(path: string): Promise<Config> {
 /**
  * The adapter the config describes, with tokens from `env`. The vendor SDK is imported here,
  * on demand, so commands that never talk to the CRM (schema, ledger) do not load it.
+ * `sharedBudget: false` leaves the shared rate budget out (a dry run sends nothing and must
+ * write nothing, not even the budget's table).
  */
-export async function buildAdapter(config: Config, env: NodeJS.ProcessEnv = process.env): Promise<CrmAdapter> {
+export async function buildAdapter(config: Config, env: NodeJS.ProcessEnv = process.env, options: { sharedBudget?: boolean } = {}): Promise<CrmAdapter> {
   try {
-    const shared = config.sharedRateBudget;
+    const shared = options.sharedBudget === false ? undefined : config.sharedRateBudget;
     if (shared) {
       // Every process pointing at the same store and prefix spends one account-wide allowance.
       const { sharedRateBudget } = await import('../rate-budget-shared.js');
@@ -110,9 +112,10 @@ export function ledgerUrl(config: Pick<Config, 'ledger'> | undefined, flag: stri
   return flag ?? config?.ledger ?? 'sqlite:.crm-upsert/ledger.db';
 }
 
-export function openLedgerOrExit(url: string): LedgerBackend {
+/** Open the ledger at `url` with the config's `ledgerOptions`; a bad URL is a usage error. */
+export function openLedgerOrExit(url: string, options: OpenLedgerOptions = {}): LedgerBackend {
   try {
-    return openLedger(url);
+    return openLedger(url, options);
   } catch (err) {
     if (err instanceof ConfigError) throw new UsageError(`--ledger / config ledger: ${err.message.replace(/^\[crm-upsert\] /, '')}`);
     throw err;

@@ -1,7 +1,8 @@
 /**
  * `sync --dry-run`: validate and key every line, read (never claim) the ledger, and print what
  * each action would do with the request body the adapter would send. Zero CRM requests, zero
- * ledger writes: a SQLite ledger file that does not exist yet is not created.
+ * writes anywhere: the ledger is opened with `createSchema: false` (no table or file is created)
+ * and the shared rate budget is not opened.
  */
 import { existsSync } from 'node:fs';
 import { createSync } from '../engine/index.js';
@@ -10,6 +11,7 @@ import type { LedgerBackend, LedgerEntry } from '../ledger/types.js';
 import type { Action } from '../../schemas/action.js';
 import { buildAdapter, ledgerUrl, openLedgerOrExit, type Config } from './config.js';
 import { DEFAULT_MAX_LINE_BYTES, readLines } from './jsonl.js';
+import { checkReportPath, sqlitePath } from './preflight.js';
 import { createProgress } from './progress.js';
 import { ReportBuilder, writeReport } from './report.js';
 import { openInput, type SyncFlags } from './sync.js';
@@ -65,24 +67,29 @@ function verdictOf(entry: LedgerEntry | null, keyless: boolean, op: Action['op']
   return op;
 }
 
-/** The ledger to read, or undefined when it does not exist yet (a SQLite file not created). */
-function readableLedger(url: string): LedgerBackend | undefined {
-  const sqlite = /^sqlite:(?!:memory:)(.+)$/.exec(url);
-  if (sqlite && !existsSync(sqlite[1]!.replace(/^\/\/(?=\/)/, ''))) return undefined;
-  return openLedgerOrExit(url);
+/**
+ * The ledger to read, opened without creating its schema, or undefined when it does not exist
+ * yet (a SQLite file not created: opening it would create the file and its directory).
+ */
+function readableLedger(url: string, config: Config): LedgerBackend | undefined {
+  const file = sqlitePath(url);
+  if (file !== undefined && !existsSync(file)) return undefined;
+  return openLedgerOrExit(url, { ...config.ledgerOptions, createSchema: false });
 }
 
 export async function dryRun(file: string, config: Config, flags: SyncFlags): Promise<number> {
   const input = await openInput(file);
+  if (flags.report) checkReportPath(flags.report);
   // A dry run sends no request, so it needs no credentials: the adapter gets a token it never uses.
   const env = { ...process.env };
   env.HUBSPOT_ACCESS_TOKEN ||= 'dry-run-sends-nothing';
   env.SF_ACCESS_TOKEN ||= 'dry-run-sends-nothing';
   env.SF_INSTANCE_URL ||= 'https://dry-run.invalid';
-  const adapter = await buildAdapter(config, env);
+  // Nor a shared rate budget: opening one creates its table (Postgres) or keys (Redis).
+  const adapter = await buildAdapter(config, env, { sharedBudget: false });
   // The engine is used only for prepare() (validation and keys); it never sees the real ledger.
   const engine = createSync({ adapter, ledger: memoryLedger(), dedupeWindowMs: config.dedupeWindowMs });
-  const ledger = readableLedger(ledgerUrl(config, flags.ledger));
+  const ledger = readableLedger(ledgerUrl(config, flags.ledger), config);
   const report = new ReportBuilder();
   const seen = new Set<string>();
   const verdicts: Record<string, number> = {};

@@ -1,14 +1,15 @@
 /**
  * The `crm-upsert` program (commander 14): one subcommand per file, every command returns its
- * exit code, and every usage or config error exits 2 with a message naming the flag or field.
+ * exit code; a usage or config error exits 2 with a message naming the flag or field, and a
+ * ledger or connection fault that escapes a command exits 4.
  */
 import { readFileSync } from 'node:fs';
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
-import { CrmSyncError, LedgerError, redact } from '../errors.js';
+import { ConfigError, CrmSyncError, redact } from '../errors.js';
 import { checkSetupCommand } from './check-setup.js';
 import { DEFAULT_CONFIG_PATH, registerEnvSecrets } from './config.js';
 import { demoCommand } from './demo.js';
-import { ExitCode, UsageError } from './exit.js';
+import { EXIT_CODES_HELP, ExitCode, isInfrastructureFault, UsageError } from './exit.js';
 import { DEFAULT_MAX_LINE_BYTES } from './jsonl.js';
 import { ledgerListCommand, ledgerMigrateCommand, ledgerPruneCommand, ledgerShowCommand } from './ledger.js';
 import { retryFailedCommand } from './retry-failed.js';
@@ -35,7 +36,8 @@ export function buildProgram(setExit: (code: number) => void): Command {
     .description('Make AI-generated CRM writes safe to repeat: the second run does nothing, costs nothing, and says so.')
     .version(version())
     .exitOverride()
-    .showHelpAfterError('(run with --help for usage)');
+    .showHelpAfterError('(run with --help for usage)')
+    .addHelpText('after', `\n${EXIT_CODES_HELP}\n`);
 
   const configOption = () => new Option('--config <path>', 'config file').default(DEFAULT_CONFIG_PATH);
   const ledgerOption = () => new Option('--ledger <url>', 'ledger URL (memory:, sqlite:PATH, postgres://, redis://); overrides the config');
@@ -58,6 +60,7 @@ export function buildProgram(setExit: (code: number) => void): Command {
     .option('--dry-run', 'print what each action would do and the payload it would send; no CRM requests, no ledger writes')
     .option('--report <path>', 'write the JSON report here')
     .option('--max-line-bytes <n>', `reject longer lines without buffering them (default ${DEFAULT_MAX_LINE_BYTES})`, positiveInt)
+    .addHelpText('after', `\n${EXIT_CODES_HELP}\n`)
     .action(async (file: string, opts) => setExit(await syncCommand(file, opts)));
 
   program
@@ -128,9 +131,13 @@ export async function main(argv: readonly string[]): Promise<number> {
       process.stderr.write(`crm-upsert: ${redact(err.message)}\n`);
       return ExitCode.usage;
     }
-    if (err instanceof LedgerError) {
-      process.stderr.write(`crm-upsert: ${redact(err.message)}\n`);
+    if (err instanceof ConfigError) {
+      process.stderr.write(`crm-upsert: ${redact(err.message.replace(/^\[crm-upsert\] /, ''))}\n`);
       return ExitCode.usage;
+    }
+    if (isInfrastructureFault(err)) {
+      process.stderr.write(`crm-upsert: stopped by an infrastructure fault: ${redact((err as Error).message.replace(/^\[crm-upsert\] /, ''))}\n`);
+      return ExitCode.infra;
     }
     const message = err instanceof CrmSyncError ? err.message : redact(err instanceof Error ? err.message : String(err));
     process.stderr.write(`crm-upsert: ${message}\n`);

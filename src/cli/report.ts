@@ -2,11 +2,12 @@
  * The run report (`--report PATH`, DESIGN.md): counts per outcome status, CRM API calls, and one
  * problem per line that did not end completed/replayed/unchanged/suppressed, with its reason.
  */
-import { mkdir, writeFile } from 'node:fs/promises';
+import { writeFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import type { Outcome } from '../engine/index.js';
 import { redact } from '../errors.js';
 import { ExitCode } from './exit.js';
+import { ensureDir } from './preflight.js';
 
 export interface Problem {
   /** 1-based line of the input file (0 when the action did not come from a line, e.g. retry-failed). */
@@ -24,6 +25,19 @@ export interface Report {
   problems: Problem[];
   /** Problems beyond the in-memory cap (counted, not listed). */
   problemsOmitted?: number;
+  /** Set when the run stopped before the end of its input. */
+  stopped?: StopInfo;
+}
+
+export interface StopInfo {
+  /** `auth` (the CRM refused the token), `infrastructure` (ledger or CRM unreachable), a signal, or `lock-lost`. */
+  reason: string;
+  message?: string;
+  /**
+   * Lines of the chunk in flight whose outcome this run never learned. Their ledger entries stay
+   * in progress (or untouched) and nothing of them was recorded as done: the next run settles them.
+   */
+  unsettledLines?: { first: number; last: number; count: number };
 }
 
 /** Problems kept in memory; a file with millions of bad lines still runs in bounded memory. */
@@ -73,14 +87,14 @@ export class ReportBuilder {
     return this.failures > 0 ? ExitCode.problems : ExitCode.ok;
   }
 
-  toJSON(apiCalls: number): Report {
+  toJSON(apiCalls: number, stopped?: StopInfo): Report {
     // Lines rejected while reading are recorded before the engine's outcomes of earlier lines.
     const problems = [...this.problems].sort((a, b) => a.line - b.line);
-    return { counts: { ...this.counts }, apiCalls, problems, ...(this.omitted > 0 ? { problemsOmitted: this.omitted } : {}) };
+    return { counts: { ...this.counts }, apiCalls, problems, ...(this.omitted > 0 ? { problemsOmitted: this.omitted } : {}), ...(stopped ? { stopped } : {}) };
   }
 }
 
 export async function writeReport(path: string, report: Report): Promise<void> {
-  await mkdir(dirname(path), { recursive: true });
+  ensureDir(dirname(path), `--report ${path}`);
   await writeFile(path, `${JSON.stringify(report, null, 2)}\n`);
 }

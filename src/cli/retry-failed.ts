@@ -6,9 +6,10 @@
  */
 import type { Action } from '../../schemas/action.js';
 import { loadConfig } from './config.js';
+import { isInfrastructureFault } from './exit.js';
 import { createProgress } from './progress.js';
 import { ReportBuilder, writeReport } from './report.js';
-import { openSync } from './sync.js';
+import { exitCodeOf, openSync, preflight, settleWithin, stopForFault, stopInfo, tripHandler, type StopState } from './sync.js';
 
 export interface RetryFailedFlags {
   config: string;
@@ -20,7 +21,9 @@ const PAGE = 500;
 
 export async function retryFailedCommand(flags: RetryFailedFlags): Promise<number> {
   const config = await loadConfig(flags.config);
-  const { sync, adapter, ledger } = await openSync(config, flags);
+  await preflight(config, flags);
+  const stop: StopState = {};
+  const { sync, adapter, ledger } = await openSync(config, flags, process.env, { onTrip: tripHandler(config, stop) });
   const report = new ReportBuilder();
   const started = Date.now();
   let skipped = 0;
@@ -43,14 +46,24 @@ export async function retryFailedCommand(flags: RetryFailedFlags): Promise<numbe
         const outcomes = await sync.retryStored(runnable);
         outcomes.forEach((o) => report.outcome(0, o));
       }
-      if (page.length < PAGE) break;
+      // A refused token or an unreachable CRM stops the run (stop.reason is set by the adapter guard).
+      if (page.length < PAGE || stop.reason) break;
     }
-    const apiCalls = adapter.apiCalls();
-    if (flags.report) await writeReport(flags.report, report.toJSON(apiCalls));
-    const code = report.exitCode();
-    createProgress().finish({ command: 'retry-failed', actions: report.actions, counts: report.counts, skipped, apiCalls, problems: report.failures, durationMs: Date.now() - started, exitCode: code });
-    return code;
+  } catch (err) {
+    // The page in flight is not counted: its entries stay failed or in progress for the next retry.
+    if (!isInfrastructureFault(err)) throw err;
+    stopForFault(stop, err);
   } finally {
-    await sync.close();
+    await settleWithin(sync.close(), 5_000);
   }
+  const apiCalls = adapter.apiCalls();
+  const stopped = stopInfo(stop);
+  if (flags.report) await writeReport(flags.report, report.toJSON(apiCalls, stopped));
+  const code = exitCodeOf(stop, report);
+  if (stop.message) process.stderr.write(`crm-upsert: stopped: ${stop.message}\n`);
+  createProgress().finish({
+    command: 'retry-failed', actions: report.actions, counts: report.counts, skipped, apiCalls, problems: report.failures,
+    ...(stopped ? { stopped: stopped.reason } : {}), durationMs: Date.now() - started, exitCode: code,
+  });
+  return code;
 }

@@ -1,21 +1,25 @@
 /**
  * `crm-upsert sync <file.jsonl|->`: the scheduled job. Streams actions in chunks of
  * --batch-size lines (constant memory), applies each chunk with `applyMany`, writes the report,
- * and exits 0 / 1 / 2 / 3 / 130 / 143 (see exit.ts).
+ * and exits 0 / 1 / 2 / 3 / 4 / 130 / 143 (see exit.ts).
  */
 import { createReadStream } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import type { Readable } from 'node:stream';
-import { createSync, type Sync } from '../engine/index.js';
+import { createSync, type Outcome, type Sync } from '../engine/index.js';
 import type { CrmAdapter } from '../adapter.js';
+import { redact, type CrmError } from '../errors.js';
 import type { LedgerBackend } from '../ledger/types.js';
+import { guardAdapter, type AdapterGuard, type TripReason } from './adapter-guard.js';
+import { authFix } from './auth-hint.js';
 import { buildAdapter, ledgerUrl, loadConfig, openLedgerOrExit, type Config } from './config.js';
 import { dryRun } from './dry-run.js';
-import { ExitCode, UsageError } from './exit.js';
+import { ExitCode, isInfrastructureFault, UsageError } from './exit.js';
 import { acquireJobLock, DEFAULT_JOB_LEASE_MS, describeHolder, type JobLock } from './job-lock.js';
 import { DEFAULT_MAX_LINE_BYTES, readLines, type RawLine } from './jsonl.js';
+import { checkLedgerTarget, checkReportPath, checkSharedRateBudget } from './preflight.js';
 import { createProgress, type Progress } from './progress.js';
-import { ReportBuilder, writeReport } from './report.js';
+import { ReportBuilder, writeReport, type StopInfo } from './report.js';
 
 export interface SyncFlags {
   config: string;
@@ -33,10 +37,38 @@ export const DEFAULT_BATCH_SIZE = 500;
 export const DEFAULT_CLI_LEASE_MS = 60_000;
 
 /** Why a run stopped early. */
-export type StopReason = 'SIGINT' | 'SIGTERM' | 'lock-lost';
+export type StopReason = 'SIGINT' | 'SIGTERM' | 'lock-lost' | 'auth' | 'infrastructure';
 
 export interface StopState {
   reason?: StopReason;
+  /** What to fix or what failed (auth and infrastructure stops). */
+  message?: string;
+  /** The chunk whose `applyMany` failed: its lines' outcomes are unknown to this run. */
+  unsettled?: { first: number; last: number; count: number };
+}
+
+/** The exit code of a run that got as far as reading its input. */
+export function exitCodeOf(stop: StopState, report: ReportBuilder): number {
+  switch (stop.reason) {
+    case 'SIGINT': return ExitCode.sigint;
+    case 'SIGTERM': return ExitCode.sigterm;
+    case 'auth': return ExitCode.usage;
+    case 'infrastructure': return ExitCode.infra;
+    case 'lock-lost': return ExitCode.problems;
+    default: return report.exitCode();
+  }
+}
+
+/** Record an infrastructure fault as the reason the run stopped (it wins over a signal: it says more). */
+export function stopForFault(stop: StopState, err: unknown): void {
+  stop.reason = 'infrastructure';
+  stop.message ??= redact((err instanceof Error ? err.message : String(err)).replace(/^\[crm-upsert\] /, ''));
+}
+
+/** The report's and summary's account of a stop. */
+export function stopInfo(stop: StopState): StopInfo | undefined {
+  if (!stop.reason) return undefined;
+  return { reason: stop.reason, ...(stop.message ? { message: stop.message } : {}), ...(stop.unsettled ? { unsettledLines: stop.unsettled } : {}) };
 }
 
 /** Open an input: a file path, or `-` for stdin. A missing file is a usage error. */
@@ -82,7 +114,17 @@ export async function runActions(options: RunOptions): Promise<void> {
     if (chunk.length === 0) return;
     const current = chunk;
     chunk = [];
-    const outcomes = await sync.applyMany(current.map((c) => c.action));
+    let outcomes: Outcome[];
+    try {
+      outcomes = await sync.applyMany(current.map((c) => c.action));
+    } catch (err) {
+      if (!isInfrastructureFault(err)) throw err;
+      // Nothing of this chunk is counted: what the CRM confirmed but the ledger did not record
+      // stays in progress there, and the next run settles it (replay or upsert, never a duplicate).
+      stopForFault(stop, err);
+      stop.unsettled = { first: current[0]!.line, last: current[current.length - 1]!.line, count: current.length };
+      return;
+    }
     outcomes.forEach((o, i) => report.outcome(current[i]!.line, o));
     progress?.update(report.actions, report.failures);
   };
@@ -137,65 +179,118 @@ export function handleSignals(stop: StopState, onStop: () => void): () => void {
 
 export interface OpenedSync {
   sync: Sync;
+  /** The guarded adapter the engine writes through. */
   adapter: CrmAdapter;
   ledger: LedgerBackend;
+  guard: AdapterGuard;
+}
+
+export interface OpenSyncHooks {
+  /** The CRM refused the token, or could not be reached for a whole retry budget: stop after the chunk in flight. */
+  onTrip?: (reason: TripReason, error: CrmError) => void;
 }
 
 /** The engine the config describes; `--ledger` overrides the config's ledger. */
-export async function openSync(config: Config, flags: { ledger?: string; concurrency?: number }, env: NodeJS.ProcessEnv = process.env): Promise<OpenedSync> {
-  const adapter = await buildAdapter(config, env);
-  const ledger = openLedgerOrExit(ledgerUrl(config, flags.ledger));
-  const sync = createSync({
-    adapter,
+export async function openSync(config: Config, flags: { ledger?: string; concurrency?: number }, env: NodeJS.ProcessEnv = process.env, hooks: OpenSyncHooks = {}): Promise<OpenedSync> {
+  const guard = guardAdapter(await buildAdapter(config, env), { ...(hooks.onTrip ? { onTrip: hooks.onTrip } : {}) });
+  const ledger = openLedgerOrExit(ledgerUrl(config, flags.ledger), config.ledgerOptions ?? {});
+  const options: Parameters<typeof createSync>[0] = {
+    adapter: guard.adapter,
     ledger,
     dedupeWindowMs: config.dedupeWindowMs,
     leaseMs: config.leaseMs ?? DEFAULT_CLI_LEASE_MS,
     ...(flags.concurrency ? { concurrency: flags.concurrency } : {}),
-  });
-  return { sync, adapter, ledger };
+    // Engine options that arrive with it; an engine without them ignores the keys.
+    ...({ requireOccurredAt: config.requireOccurredAt, verifyCreates: config.verifyCreates } as Partial<Parameters<typeof createSync>[0]>),
+  };
+  return { sync: createSync(options), adapter: guard.adapter, ledger, guard };
+}
+
+/** Everything that can be checked before the first write (exit 2 at once instead of half a run). */
+export async function preflight(config: Config, flags: { ledger?: string; job?: string; report?: string }): Promise<void> {
+  checkLedgerTarget(ledgerUrl(config, flags.ledger), { job: flags.job });
+  await checkSharedRateBudget(config);
+  // Last: it may create the (empty) report file.
+  if (flags.report) checkReportPath(flags.report);
+}
+
+/** Wait for `p`, but not longer than `ms`: closing a connection to a store that is gone must not hang the exit. */
+export async function settleWithin(p: Promise<unknown>, ms: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  await Promise.race([p.catch(() => undefined), new Promise<void>((r) => (timer = setTimeout(r, ms)))]);
+  clearTimeout(timer);
+}
+
+/** Stop the run when the adapter guard trips: the token was refused, or the CRM is unreachable. */
+export function tripHandler(config: Config, stop: StopState): (reason: TripReason, error: CrmError) => void {
+  return (reason, error) => {
+    if (reason === 'auth') {
+      stop.reason = 'auth';
+      stop.message = authFix(config, error);
+    } else {
+      stopForFault(stop, new Error(`the CRM is unreachable (every request of a whole retry budget failed without an answer): ${error.message.replace(/^\[crm-upsert\] /, '')}`));
+    }
+  };
 }
 
 export async function syncCommand(file: string, flags: SyncFlags): Promise<number> {
   const config = await loadConfig(flags.config);
   if (flags.dryRun) return dryRun(file, config, flags);
   const input = await openInput(file);
-  const { sync, adapter, ledger } = await openSync(config, flags);
-  const started = Date.now();
   const stop: StopState = {};
+  let opened: OpenedSync;
+  try {
+    await preflight(config, flags);
+    opened = await openSync(config, flags, process.env, { onTrip: tripHandler(config, stop) });
+  } catch (err) {
+    input.destroy();
+    throw err;
+  }
+  const { sync, adapter, ledger } = opened;
+  const started = Date.now();
   const disposeSignals = handleSignals(stop, () => input.destroy());
+  const report = new ReportBuilder();
   let lock: JobLock | undefined;
   try {
-    if (flags.job) {
-      const acquired = await acquireJobLock(ledger, flags.job, {
-        // Never longer than the claims' lease: a killed run's lock is free when its lines are.
-        leaseMs: Math.min(DEFAULT_JOB_LEASE_MS, config.leaseMs ?? DEFAULT_CLI_LEASE_MS),
-        onLost: () => {
-          stop.reason ??= 'lock-lost';
-          process.stderr.write(`crm-upsert: lost the lock of job "${flags.job}" (lease not renewed in time); stopping after the batch in flight\n`);
-        },
-      });
-      if (!acquired.ok) {
-        process.stderr.write(`crm-upsert: ${describeHolder(flags.job, acquired)}\n`);
-        input.destroy();
-        return ExitCode.locked;
+    let progress: Progress | undefined;
+    try {
+      if (flags.job) {
+        const acquired = await acquireJobLock(ledger, flags.job, {
+          // Never longer than the claims' lease: a killed run's lock is free when its lines are.
+          leaseMs: Math.min(DEFAULT_JOB_LEASE_MS, config.leaseMs ?? DEFAULT_CLI_LEASE_MS),
+          onLost: () => {
+            stop.reason ??= 'lock-lost';
+            process.stderr.write(`crm-upsert: lost the lock of job "${flags.job}" (lease not renewed in time); stopping after the batch in flight\n`);
+          },
+        });
+        if (!acquired.ok) {
+          process.stderr.write(`crm-upsert: ${describeHolder(flags.job, acquired)}\n`);
+          input.destroy();
+          return ExitCode.locked;
+        }
+        lock = acquired.lock;
       }
-      lock = acquired.lock;
+      const tty = Boolean(process.stdout.isTTY);
+      progress = createProgress({ total: tty && file !== '-' ? await countLines(file) : undefined });
+      await runActions({
+        sync,
+        lines: readLines(input, { maxLineBytes: flags.maxLineBytes ?? DEFAULT_MAX_LINE_BYTES }),
+        report,
+        batchSize: flags.batchSize,
+        progress,
+        stop,
+      });
+    } catch (err) {
+      if (!isInfrastructureFault(err)) throw err;
+      stopForFault(stop, err);
+      input.destroy();
     }
-    const report = new ReportBuilder();
-    const tty = Boolean(process.stdout.isTTY);
-    const progress = createProgress({ total: tty && file !== '-' ? await countLines(file) : undefined });
-    await runActions({
-      sync,
-      lines: readLines(input, { maxLineBytes: flags.maxLineBytes ?? DEFAULT_MAX_LINE_BYTES }),
-      report,
-      batchSize: flags.batchSize,
-      progress,
-      stop,
-    });
     const apiCalls = adapter.apiCalls();
-    if (flags.report) await writeReport(flags.report, report.toJSON(apiCalls));
-    const code = stop.reason === 'SIGINT' ? ExitCode.sigint : stop.reason === 'SIGTERM' ? ExitCode.sigterm : stop.reason ? ExitCode.problems : report.exitCode();
-    progress.finish({
+    const stopped = stopInfo(stop);
+    if (flags.report) await writeReport(flags.report, report.toJSON(apiCalls, stopped));
+    const code = exitCodeOf(stop, report);
+    if (stop.message) process.stderr.write(`crm-upsert: stopped: ${stop.message}\n`);
+    (progress ?? createProgress()).finish({
       command: 'sync',
       input: file,
       ...(flags.job ? { job: flags.job } : {}),
@@ -203,7 +298,8 @@ export async function syncCommand(file: string, flags: SyncFlags): Promise<numbe
       counts: report.counts,
       apiCalls,
       problems: report.failures,
-      ...(stop.reason ? { stopped: stop.reason } : {}),
+      ...(stopped ? { stopped: stopped.reason } : {}),
+      ...(stop.unsettled ? { unsettled: stop.unsettled.count } : {}),
       durationMs: Date.now() - started,
       exitCode: code,
       ...(flags.report ? { report: flags.report } : {}),
@@ -211,7 +307,7 @@ export async function syncCommand(file: string, flags: SyncFlags): Promise<numbe
     return code;
   } finally {
     disposeSignals();
-    await lock?.release().catch(() => undefined);
-    await sync.close().catch(() => undefined);
+    if (lock) await settleWithin(lock.release(), 5_000);
+    await settleWithin(sync.close(), 5_000);
   }
 }

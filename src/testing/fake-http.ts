@@ -21,7 +21,10 @@ export interface FakeRequest {
 export interface FakeResponse {
   status: number;
   headers?: Record<string, string>;
+  /** Sent as JSON. */
   body?: unknown;
+  /** Sent as-is instead of `body` (an HTML error page, a truncated body). Headers still default to a JSON content type. */
+  rawBody?: string;
 }
 
 export const FaultKind = {
@@ -33,6 +36,10 @@ export const FaultKind = {
   reset: 'reset',
   /** The CRM committed the request, then the connection dropped before the response. */
   lostResponse: 'lost_response',
+  /** The CRM committed every input, then answered 2xx with one input's result left out. */
+  missingResult: 'missing_result',
+  /** A 5xx whose body is an HTML page (a proxy or load balancer in front of the CRM); nothing committed. */
+  htmlError: 'html_error',
 } as const;
 export type FaultKind = (typeof FaultKind)[keyof typeof FaultKind];
 
@@ -44,6 +51,8 @@ export interface FaultOptions {
   serverError?: number;
   reset?: number;
   lostResponse?: number;
+  missingResult?: number;
+  htmlError?: number;
   /** Retry-After seconds sent with injected 429s. Default 1. */
   retryAfterSeconds?: number;
   /** Added latency per request, fixed or [min, max] ms. Default 0. */
@@ -57,7 +66,8 @@ export interface RequestLogEntry {
   path: string;
   endpoint: string;
   status: number | null;
-  fault: FaultKind | null;
+  /** The injected fault: a FaultKind or one of the vendor's own faults. */
+  fault: string | null;
 }
 
 export interface FakeVendor {
@@ -69,6 +79,15 @@ export interface FakeVendor {
   rateLimited(retryAfterSeconds: number): FakeResponse;
   /** The vendor's 5xx response for an injected server error. */
   serverError(): FakeResponse;
+  /** The vendor's 5xx HTML page for an injected `html_error`. Default: a 502 proxy page served as text/html. */
+  htmlError?(): FakeResponse;
+  /**
+   * The committed response with one input's result left out, for an injected `missing_result`.
+   * Default: the last element of a JSON array body, or of its `results` array, is dropped.
+   */
+  omitResult?(response: FakeResponse, req: FakeRequest): FakeResponse;
+  /** Vendor-specific faults by name: each answers in place of the CRM (nothing committed). */
+  faults?: Record<string, (req: FakeRequest) => FakeResponse>;
   /** Endpoint label for counting (`POST /crm/v3/objects/contacts/batch/upsert`). Default: method + path. */
   endpointOf?(req: FakeRequest): string;
 }
@@ -96,7 +115,7 @@ export interface FailNextOptions {
 }
 
 interface QueuedFault {
-  kind: FaultKind;
+  kind: string;
   remaining: number;
   match?: (req: FakeRequest) => boolean;
 }
@@ -121,10 +140,17 @@ export class FakeHttpCore {
    * Inject `kind` into the next `times` requests that match (before any random fault):
    * `endpoint` is a substring of the request's endpoint label, `match` any predicate.
    */
-  failNext(kind: FaultKind, options: FailNextOptions = {}): void {
+  failNext(kind: string, options: FailNextOptions = {}): void {
+    const known = (Object.values(FaultKind) as string[]).includes(kind) || this.vendor.faults?.[kind] !== undefined;
+    if (!known) throw new Error(`fake ${this.vendor.name}: unknown fault "${kind}" (known: ${this.faultKinds().join(', ')})`);
     const { endpoint, match } = options;
     const matcher = endpoint === undefined ? match : (req: FakeRequest) => this.endpointOf(req).includes(endpoint) && (!match || match(req));
     this.queued.push({ kind, remaining: options.times ?? 1, match: matcher });
+  }
+
+  /** Every fault this fake can inject: the shared ones, then the vendor's own. */
+  faultKinds(): string[] {
+    return [...Object.values(FaultKind), ...Object.keys(this.vendor.faults ?? {})];
   }
 
   /** The label a request is counted under. */
@@ -144,17 +170,18 @@ export class FakeHttpCore {
     return out;
   }
 
-  faultCounts(): Record<FaultKind, number> {
-    const out = { rate_limit: 0, server_error: 0, reset: 0, lost_response: 0 } as Record<FaultKind, number>;
-    for (const e of this.log) if (e.fault) out[e.fault] += 1;
-    return out;
+  /** Injected faults by kind (every kind listed, 0 when none). */
+  faultCounts(): Record<FaultKind, number> & Record<string, number> {
+    const out: Record<string, number> = Object.fromEntries(this.faultKinds().map((k) => [k, 0]));
+    for (const e of this.log) if (e.fault) out[e.fault] = (out[e.fault] ?? 0) + 1;
+    return out as Record<FaultKind, number> & Record<string, number>;
   }
 
   resetLog(): void {
     this.log.length = 0;
   }
 
-  private pickFault(req: FakeRequest): FaultKind | null {
+  private pickFault(req: FakeRequest): string | null {
     const queued = this.queued.find((q) => q.remaining > 0 && (!q.match || q.match(req)));
     if (queued) {
       queued.remaining -= 1;
@@ -170,6 +197,8 @@ export class FakeHttpCore {
       [FaultKind.serverError, f.serverError],
       [FaultKind.reset, f.reset],
       [FaultKind.lostResponse, f.lostResponse],
+      [FaultKind.missingResult, f.missingResult],
+      [FaultKind.htmlError, f.htmlError],
     ] as const) {
       edge += p ?? 0;
       if (r < edge) return kind;
@@ -193,33 +222,34 @@ export class FakeHttpCore {
     const delay = this.latency();
     if (delay > 0) await new Promise((resolve) => setTimeout(resolve, delay));
     entry.fault = fault;
+    const respond = (response: FakeResponse): Dispatch => {
+      entry.status = response.status;
+      return { kind: 'respond', response };
+    };
     switch (fault) {
+      case null:
+        return respond(await this.vendor.handle(req));
       case FaultKind.reset:
         return { kind: 'drop' };
-      case FaultKind.rateLimit: {
-        const response = this.vendor.rateLimited(this.faults.retryAfterSeconds ?? 1);
-        entry.status = response.status;
-        return { kind: 'respond', response };
-      }
-      case FaultKind.serverError: {
-        const response = this.vendor.serverError();
-        entry.status = response.status;
-        return { kind: 'respond', response };
-      }
+      case FaultKind.rateLimit:
+        return respond(this.vendor.rateLimited(this.faults.retryAfterSeconds ?? 1));
+      case FaultKind.serverError:
+        return respond(this.vendor.serverError());
+      case FaultKind.htmlError:
+        return respond(this.vendor.htmlError?.() ?? { status: 502, headers: { 'content-type': 'text/html; charset=UTF-8' }, rawBody: proxyErrorPage(502, 'Bad Gateway') });
       case FaultKind.lostResponse:
         await this.vendor.handle(req);
         return { kind: 'drop' };
-      default: {
-        const response = await this.vendor.handle(req);
-        entry.status = response.status;
-        return { kind: 'respond', response };
-      }
+      case FaultKind.missingResult:
+        return respond((this.vendor.omitResult ?? dropLastResult)(await this.vendor.handle(req), req));
+      default:
+        return respond(this.vendor.faults![fault]!(req));
     }
   }
 }
 
 /** What every fake CRM offers a test besides its own state: counts, faults and two fronts. */
-export interface FakeCrmBase {
+export interface FakeCrmBase<K extends string = FaultKind> {
   /** Request counts, the fault schedule and the request log. */
   core: FakeHttpCore;
   /** Requests received, optionally only those whose endpoint label contains `endpoint`. Faulted ones count. */
@@ -227,7 +257,8 @@ export interface FakeCrmBase {
   counts(): Record<string, number>;
   /** Replace the seeded random fault schedule. */
   setFaults(faults: FaultOptions): void;
-  failNext(kind: FaultKind, options?: FailNextOptions): void;
+  /** Inject `kind` (a FaultKind or one of the vendor's own faults) into the next matching requests. */
+  failNext(kind: K, options?: FailNextOptions): void;
   /**
    * Serve the fake on either front: `loopback` (a free port on 127.0.0.1) or `nock` (intercept
    * `origin`, default the vendor's). `url` is what to give the client; `stop` takes the front down.
@@ -244,7 +275,7 @@ export interface OpenFront {
 }
 
 /** The shared part of a fake CRM's public object, around one core. */
-export function fakeCrmBase(core: FakeHttpCore, defaultOrigin: string): FakeCrmBase {
+export function fakeCrmBase<K extends string = FaultKind>(core: FakeHttpCore, defaultOrigin: string): FakeCrmBase<K> {
   return {
     core,
     async open(front, origin = defaultOrigin) {
@@ -279,6 +310,34 @@ function responseHeaders(response: FakeResponse): Record<string, string> {
   return { 'content-type': 'application/json;charset=utf-8', ...(response.headers ?? {}) };
 }
 
+/** The default `omitResult`: drop the last result of an array body or of its `results` array. */
+export function dropLastResult(response: FakeResponse): FakeResponse {
+  const body = response.body;
+  if (Array.isArray(body)) return { ...response, body: body.slice(0, -1) };
+  if (body && typeof body === 'object' && Array.isArray((body as { results?: unknown }).results)) {
+    return { ...response, body: { ...body, results: (body as { results: unknown[] }).results.slice(0, -1) } };
+  }
+  return response;
+}
+
+function bodyText(response: FakeResponse): string {
+  if (response.rawBody !== undefined) return response.rawBody;
+  return response.body === undefined ? '' : JSON.stringify(response.body);
+}
+
+/** A proxy's error page of about 5 KB, as load balancers and CDNs serve it in front of a CRM. */
+export function proxyErrorPage(status: number, reason: string): string {
+  const filler = Array.from({ length: 60 }, (_, i) => `  <!-- padding line ${i} to the size of a real error page, with inline styles and scripts -->`).join('\n');
+  return [
+    '<!DOCTYPE html>',
+    `<html><head><meta charset="utf-8"><title>${status} ${reason}</title>`,
+    '<style>body{font-family:sans-serif;margin:4em;color:#333}h1{font-size:1.5em}</style></head>',
+    `<body><h1>${status} ${reason}</h1><p>The server did not answer in time. Please try again in a few minutes.</p>`,
+    filler,
+    '</body></html>',
+  ].join('\n');
+}
+
 export interface LoopbackServer {
   /** `http://127.0.0.1:PORT`, no trailing slash. */
   url: string;
@@ -308,9 +367,8 @@ export async function listenLoopback(core: FakeHttpCore, port = 0): Promise<Loop
             req.socket.destroy();
             return;
           }
-          const body = d.response.body === undefined ? '' : JSON.stringify(d.response.body);
           res.writeHead(d.response.status, responseHeaders(d.response));
-          res.end(body);
+          res.end(bodyText(d.response));
         },
         (err: unknown) => {
           res.writeHead(500, { 'content-type': 'application/json' });
@@ -381,7 +439,7 @@ export async function interceptWithNock(core: FakeHttpCore, origin: string): Pro
             callback(Object.assign(new Error('socket hang up'), { code: 'ECONNRESET' }));
             return;
           }
-          callback(null, [d.response.status, d.response.body === undefined ? '' : JSON.stringify(d.response.body), responseHeaders(d.response)]);
+          callback(null, [d.response.status, bodyText(d.response), responseHeaders(d.response)]);
         },
         (err: unknown) => callback(err instanceof Error ? err : new Error(String(err))),
       );

@@ -1,8 +1,11 @@
+import { execFile } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openLedger } from '../../src/ledger/index.js';
 import { fakeHubSpot, fakeSalesforce, type FakeHubSpot } from '../../src/testing/index.js';
-import { contactLine, ensureBuilt, HUBSPOT_OBJECTS, noteLine, runCli, tempDir, writeHubSpotConfig } from './helpers.js';
+import { BIN, cliEnv, contactLine, ensureBuilt, HUBSPOT_OBJECTS, noteLine, runCli, tempDir, writeHubSpotConfig } from './helpers.js';
 
 describe('crm-upsert commands', () => {
   let fake: FakeHubSpot;
@@ -15,6 +18,35 @@ describe('crm-upsert commands', () => {
     server = await fake.listen();
   });
   afterAll(async () => server?.close());
+
+  it.each([[['--help']], [['sync', '--help']]])('lists every exit code in %j', async (args) => {
+    const result = await runCli(args);
+
+    expect(result.code).toBe(0);
+    const help = result.stdout.slice(result.stdout.indexOf('Exit codes:'));
+    for (const [code, meaning] of [['0', 'every action completed'], ['1', 'rejected, failed'], ['2', 'usage, config or auth'], ['3', 'holds the lock'], ['4', 'infrastructure fault'], ['130/143', 'SIGINT / SIGTERM']]) {
+      expect(help).toMatch(new RegExp(`^  ${code} +.*${meaning}`, 'm'));
+    }
+  });
+
+  it('prints every line of a 2,000-entry ledger list into a pipe and into a socket', async () => {
+    const dir = tempDir();
+    const url = `sqlite:${join(dir, 'ledger.db')}`;
+    const ledger = openLedger(url);
+    const keys = Array.from({ length: 2000 }, (_, i) => `v1:e:pipe-${String(i).padStart(5, '0')}`);
+    const now = Date.now();
+    const claims = await ledger.claim(keys.map((key) => ({ key, fingerprint: 'f', leaseMs: 60_000 })), now);
+    await ledger.complete(keys.map((key, i) => ({ key, token: claims[i]!.token!, result: { status: 'created', recordId: String(i) } })), now);
+    await ledger.close();
+
+    const piped = await promisify(execFile)('sh', ['-c', `"${process.execPath}" "${BIN}" ledger list --limit 5000 --ledger "${url}" | wc -l`], { env: cliEnv() });
+    // A child's stdout from Node's spawn is a socket, written asynchronously: what exit used to cut.
+    const direct = await runCli(['ledger', 'list', '--limit', '5000', '--ledger', url]);
+
+    expect(Number(piped.stdout.trim())).toBe(2000);
+    expect(direct.code).toBe(0);
+    expect(direct.stdout.split('\n').filter(Boolean)).toHaveLength(2000);
+  });
 
   it('prints the action JSON Schema', async () => {
     const result = await runCli(['schema']);

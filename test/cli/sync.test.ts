@@ -9,6 +9,7 @@ interface Report {
   counts: Record<string, number>;
   apiCalls: number;
   problems: { line: number; key: string; status: string; reason: string }[];
+  stopped?: { reason: string; message?: string };
 }
 
 const readReport = (path: string) => JSON.parse(readFileSync(path, 'utf8')) as Report;
@@ -132,8 +133,9 @@ describe('crm-upsert sync', () => {
     await strictServer.close();
 
     expect(good.code).toBe(1);
-    expect(denied.code).toBe(1);
-    expect(readReport(join(dir, 'denied.json')).problems.some((p) => /401|auth/i.test(p.reason))).toBe(true);
+    expect(denied.code).toBe(2);
+    expect(denied.stderr).toContain('the token in HUBSPOT_ACCESS_TOKEN was refused');
+    expect(readReport(join(dir, 'denied.json')).stopped).toMatchObject({ reason: 'auth', message: expect.stringContaining('401') });
     const ledgerFiles = ['ledger.db', 'ledger.db-wal'].map((f) => join(dir, f)).filter((p) => { try { return statSync(p).isFile(); } catch { return false; } });
     const haystacks = [good.stdout, good.stderr, denied.stdout, denied.stderr, dry.stdout, dry.stderr, readFileSync(report, 'utf8'), readFileSync(join(dir, 'denied.json'), 'utf8'), ...ledgerFiles.map((p) => readFileSync(p).toString('latin1'))];
     for (const text of haystacks) expect(text).not.toContain(secret);

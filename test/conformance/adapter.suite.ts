@@ -9,6 +9,9 @@ import { createSync, type Sync } from '../../src/engine/index.js';
 import { memoryLedger } from '../../src/ledger/memory.js';
 import type { FaultKind } from '../../src/testing/fake-http.js';
 
+/** The faults every CRM has, which every harness can inject. */
+export type ConformanceFault = Extract<FaultKind, 'lost_response' | 'reset' | 'server_error' | 'rate_limit'>;
+
 export interface AdapterHarness {
   adapter: CrmAdapter;
   /** Logical record and activity objects configured on the adapter. */
@@ -23,7 +26,7 @@ export interface AdapterHarness {
   /** HTTP requests the fake has received. */
   requests(): number;
   /** Inject `kind` into the next write to the record (`record`) or activity (`activity`) endpoint. */
-  failNextWrite(kind: FaultKind, target: 'record' | 'activity'): void;
+  failNextWrite(kind: ConformanceFault, target: 'record' | 'activity'): void;
   close(): Promise<void>;
 }
 

@@ -35,14 +35,14 @@ describe.each(fronts)('hubspotAdapter over %s (real @hubspot/api-client)', (fron
   });
 
   it('maps a 207 per-input failure back to its input and writes the rest', async () => {
-    h = await harness(front);
+    h = await harness(front, { batchConflicts: 'per-input' });
     h.fake.defineProperty('contacts', 'email', { unique: true });
     await h.adapter.upsertRecords('contact', [contact('taken', { email: 'dup@x.test' })]);
     const results = await h.adapter.upsertRecords('contact', [contact(1), contact(2, { email: 'dup@x.test' }), contact(3)]);
     expect(results.map((r) => r.ok)).toEqual([true, false, true]);
     const failed = results[1]!;
     expect(!failed.ok && failed.error).toMatchObject({ kind: 'permanent', vendorCode: 'CONFLICT' });
-    expect(!failed.ok && failed.error.message).toContain('email=dup@x.test already exists');
+    expect(!failed.ok && failed.error.message).toContain('Contact already exists. Existing ID:');
     expect(h.fake.records('contacts')).toHaveLength(3);
   });
 

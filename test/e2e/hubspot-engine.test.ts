@@ -97,6 +97,71 @@ describe.each(fronts)('createSync with hubspotAdapter over %s', (front) => {
     await sync.close();
   });
 
+  it('looks the notes up before creating again when a 201 left one result out: one note per key, no second create', async () => {
+    h = await harness(front);
+    // a durable ledger's setting: the only lookup is the one the missing result calls for
+    const sync = createSync({ adapter: h.adapter, ledger: openLedger('memory:'), retry: fast, verifyCreates: 'after-failure' });
+    await sync.applyMany([upsert(1), upsert(2), upsert(3)]);
+    h.fake.core.resetLog();
+    h.fake.failNext('missing_result', { endpoint: 'notes/batch/create' });
+    const outcomes = await sync.applyMany([noteOn('evt-m1', 'C-1'), noteOn('evt-m2', 'C-2'), noteOn('evt-m3', 'C-3')]);
+    expect(statuses(outcomes)).toEqual({ created: 3 });
+    const keys = h.fake.records('notes').map((n) => n.properties.crm_upsert_key);
+    expect(keys).toHaveLength(3);
+    expect(new Set(keys).size).toBe(3);
+    expect(outcomes.map((o) => o.recordId).sort()).toEqual(h.fake.records('notes').map((n) => n.id).sort());
+    expect(h.fake.core.log.map((e) => e.endpoint)).toEqual([
+      'POST /crm/v3/objects/contacts/batch/read',
+      'POST /crm/v3/objects/notes/batch/create',
+      'POST /crm/v4/associations/contacts/notes/batch/read',
+      'POST /crm/v3/objects/notes/batch/read',
+    ]);
+    await sync.close();
+  });
+
+  it('isolates the input behind a whole-batch 409 CONFLICT: 7 of 8 contacts written, 1 failed with HubSpot message', async () => {
+    h = await harness(front);
+    h.fake.defineProperty('contacts', 'email', { unique: true });
+    const sync = createSync({ adapter: h.adapter, ledger: openLedger('memory:'), retry: fast });
+    const taken = await sync.apply(upsert(100, { email: 'taken@example.test' }));
+    h.fake.core.resetLog();
+    const outcomes = await sync.applyMany(Array.from({ length: 8 }, (_, i) => (i === 5 ? upsert(i, { email: 'taken@example.test' }) : upsert(i))));
+    expect(statuses(outcomes)).toEqual({ created: 7, failed: 1 });
+    expect(outcomes[5]!.error?.message).toContain(`Contact already exists. Existing ID: ${taken.recordId}`);
+    expect(outcomes[5]!.error?.retryable).toBe(false);
+    expect(h.fake.records('contacts').map((c) => c.properties.ai_external_id).sort()).toEqual(['C-0', 'C-1', 'C-100', 'C-2', 'C-3', 'C-4', 'C-6', 'C-7']);
+    // Halving: 8 -> 4 + 4 -> 2 + 2 -> 1 + 1.
+    expect(h.fake.count('batch/upsert')).toBe(7);
+    await sync.close();
+  });
+
+  it.each([
+    ['a non-unique idProperty', { contact: { ...objects.contact, idProperty: 'email' } as (typeof objects)['contact'] }, {}, /non-unique email property/],
+    ['a property every input sends and HubSpot lacks', objects, { favorite_color: 'teal' }, /property "favorite_color" does not exist/],
+  ])('fails a batch on %s once, without splitting: 8 inputs, 1 call', async (_label, adapterObjects, extra, message) => {
+    h = await harness(front, {}, { objects: { ...objects, ...adapterObjects } });
+    const sync = createSync({ adapter: h.adapter, ledger: openLedger('memory:'), retry: fast });
+    const outcomes = await sync.applyMany(Array.from({ length: 8 }, (_, i) => upsert(i, { email: `c${i}@example.test`, ...extra })));
+    expect(statuses(outcomes)).toEqual({ failed: 8 });
+    expect(outcomes[0]!.error?.message).toMatch(message);
+    expect(outcomes[0]!.error?.message).toContain('crm-upsert check-setup');
+    expect(outcomes[0]!.error?.retryable).toBe(false);
+    expect(h.fake.count()).toBe(1);
+    expect(h.fake.records('contacts')).toHaveLength(0);
+    await sync.close();
+  });
+
+  it('retries a 502 whose body is an HTML page served as JSON, and writes once', async () => {
+    h = await harness(front);
+    const sync = createSync({ adapter: h.adapter, ledger: openLedger('memory:'), retry: fast });
+    h.fake.failNext('html_error', { endpoint: 'contacts/batch/upsert' });
+    const outcomes = await sync.applyMany([upsert(1), upsert(2)]);
+    expect(statuses(outcomes)).toEqual({ created: 2 });
+    expect(h.fake.count('contacts/batch/upsert')).toBe(2);
+    expect(h.fake.records('contacts')).toHaveLength(2);
+    await sync.close();
+  });
+
   it('stops at the DAILY limit without a retry storm and leaves the rest failed, retryable later', async () => {
     h = await harness(front, { dailyLimit: 3 });
     const ledger = openLedger('memory:');

@@ -44,7 +44,7 @@ describe('hubspotAdapter wire shape (nock)', () => {
     expect(results).toEqual([{ ok: true, recordId: '1', created: true }, { ok: true, recordId: '2', created: false }]);
   });
 
-  it('falls back to the idProperty value when results carry no trace id, and fails inputs with no result', async () => {
+  it('falls back to the idProperty value when results carry no trace id, and retries inputs with no result as possibly written', async () => {
     capture('/crm/v3/objects/contacts/batch/upsert', 200, envelope([{ id: '9', new: true, properties: { ai_external_id: 'B' }, createdAt: at, updatedAt: at }]));
     const results = await adapter().upsertRecords('contact', [
       { key: 'k1', object: 'contact', externalId: 'A', fields: {} },
@@ -52,13 +52,14 @@ describe('hubspotAdapter wire shape (nock)', () => {
     ]);
     expect(results[1]).toEqual({ ok: true, recordId: '9', created: true });
     expect(results[0]!.ok).toBe(false);
-    expect(!results[0]!.ok && results[0]!.error.message).toContain('HubSpot returned no result for this input');
+    expect(!results[0]!.ok && results[0]!.error).toMatchObject({ kind: 'transient', ambiguous: true, vendorCode: 'NO_RESULT' });
+    expect(!results[0]!.ok && results[0]!.error.message).toContain('HubSpot answered without a result for this input; it may have been written');
   });
 
-  it('treats a 2xx with empty results as a failure for every input', async () => {
+  it('treats a 2xx with empty results as possibly written for every input', async () => {
     capture('/crm/v3/objects/contacts/batch/upsert', 200, envelope([]));
     const results = await adapter().upsertRecords('contact', [{ key: 'k1', object: 'contact', externalId: 'A', fields: {} }]);
-    expect(results).toMatchObject([{ ok: false, error: { kind: 'permanent', vendorCode: 'NO_RESULT' } }]);
+    expect(results).toMatchObject([{ ok: false, error: { kind: 'transient', ambiguous: true, vendorCode: 'NO_RESULT' } }]);
   });
 
   it('resolves parents in one batch read by idProperty, then creates with typed associations and the key', async () => {
@@ -98,11 +99,24 @@ describe('hubspotAdapter wire shape (nock)', () => {
     expect(found).toEqual(new Map([['n1', '702']]));
   });
 
-  it('classifies a response without a Content-Type as transient and ambiguous', async () => {
+  it('classifies a response without a Content-Type as transient and ambiguous, keeping its status', async () => {
     nock(ORIGIN).post('/crm/v3/objects/contacts/batch/upsert').reply(200, 'OK');
     const a = adapter();
     const err = await a.upsertRecords('contact', [{ key: 'k1', object: 'contact', externalId: 'A', fields: {} }]).catch((e: unknown) => e);
-    expect(a.classifyError(err)).toMatchObject({ kind: 'transient', ambiguous: true, vendorCode: 'NO_CONTENT_TYPE' });
+    expect(a.classifyError(err)).toMatchObject({ kind: 'transient', ambiguous: true, vendorCode: 'NO_CONTENT_TYPE', status: 200 });
+  });
+
+  it('maps a single unplaced 207 error to the single input left without a result', async () => {
+    capture('/crm/v3/objects/contacts/batch/upsert', 207, {
+      ...envelope([{ id: '1', new: true, properties: { ai_external_id: 'A' }, objectWriteTraceId: '0', createdAt: at, updatedAt: at }]),
+      numErrors: 1, errors: [{ status: 'error', category: 'VALIDATION_ERROR', message: 'Property values were not valid', context: {} }],
+    });
+    const results = await adapter().upsertRecords('contact', [
+      { key: 'k1', object: 'contact', externalId: 'A', fields: {} },
+      { key: 'k2', object: 'contact', externalId: 'B', fields: {} },
+    ]);
+    expect(results[0]).toMatchObject({ ok: true, recordId: '1' });
+    expect(results[1]).toMatchObject({ ok: false, error: { kind: 'permanent', vendorCode: 'VALIDATION_ERROR' } });
   });
 
   it('paces requests with the rateLimit option', async () => {

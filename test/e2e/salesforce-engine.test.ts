@@ -136,6 +136,45 @@ describe.each(fronts)('createSync with salesforceAdapter (jsforce 3.10.16) over 
     await sync.close();
   });
 
+  it.each([
+    ['Contact', () => [upsert(1), upsert(2), upsert(3)]],
+    ['Task', () => [taskOn('evt-m1', 'C-1'), taskOn('evt-m2', 'C-2'), taskOn('evt-m3', 'C-3')]],
+  ] as const)('writes again when the %s collection answer leaves a result out: one record per key', async (sobject, actions) => {
+    h = await harness(front);
+    const sync = createSync({ adapter: h.adapter, ledger: openLedger('memory:'), retry: fast });
+    if (sobject === 'Task') await sync.applyMany([upsert(1), upsert(2), upsert(3)]);
+    h.fake.failNext('missing_result', { endpoint: `PATCH /composite/sobjects/${sobject}/` });
+    const outcomes = await sync.applyMany([...actions()]);
+    expect(outcomes.every((o) => o.status === 'created' || o.status === 'updated')).toBe(true);
+    const field = sobject === 'Task' ? 'AI_Idempotency_Key__c' : 'AI_External_Id__c';
+    const values = h.fake.records(sobject).map((r) => r[field]);
+    expect(values).toHaveLength(3);
+    expect(new Set(values).size).toBe(3);
+    // The upsert by key is the lookup: the retry re-sends only the input whose result was missing.
+    expect(h.fake.count(`PATCH /composite/sobjects/${sobject}/`)).toBe(2);
+    expect((h.fake.requests.at(-1)!.body as { records: unknown[] }).records).toHaveLength(1);
+    await sync.close();
+  });
+
+  it('retries a 503 HTML page, and keeps its message and ledger row short when it does not clear', async () => {
+    h = await harness(front);
+    const ledger = openLedger('memory:');
+    const sync = createSync({ adapter: h.adapter, ledger, retry: { retries: 2, minTimeoutMs: 1, maxTimeoutMs: 2 } });
+    h.fake.failNext('html_error', { endpoint: 'PATCH /composite/sobjects/Contact/' });
+    expect((await sync.apply(upsert(1))).status).toBe('created');
+    expect(h.fake.count('PATCH /composite/sobjects/Contact/')).toBe(2);
+
+    h.fake.failNext('html_error', { times: 3 });
+    const failed = await sync.apply(upsert(2));
+    expect(failed.status).toBe('failed');
+    expect(failed.error).toMatchObject({ status: 503, retryable: true });
+    expect(failed.error!.message).toContain('Service Unavailable');
+    expect(failed.error!.message.length).toBeLessThan(500);
+    const row = (await ledger.list({ status: 'failed' }))[0];
+    expect(JSON.stringify(row).length).toBeLessThan(1500);
+    await sync.close();
+  });
+
   it('fails a task whose parent contact does not exist, naming the parent', async () => {
     h = await harness(front);
     const sync = createSync({ adapter: h.adapter, ledger: openLedger('memory:'), retry: fast });

@@ -1,6 +1,6 @@
 import { ApiException } from '@hubspot/api-client/lib/codegen/crm/objects/apis/exception.js';
 import { describe, expect, it } from 'vitest';
-import { classifyHubSpotError, classifyHubSpotItemError } from '../../../adapters/hubspot/index.js';
+import { classifyHubSpotError, classifyHubSpotItemError, HubSpotUnreadableResponse } from '../../../adapters/hubspot/index.js';
 import { CrmError, ConfigError, registerSecret } from '../../../src/errors.js';
 
 const apiError = (code: number, body: unknown, headers: Record<string, string> = {}) => new ApiException(code, 'An error occurred.', body, headers);
@@ -55,8 +55,61 @@ describe('classifyHubSpotError', () => {
     expect(e.message).toContain('c-400');
   });
 
-  it('makes a 409 conflict permanent and not splittable', () => {
-    expect(classifyHubSpotError(apiError(409, { message: 'exists', category: 'CONFLICT' }))).toMatchObject({ kind: 'permanent', splittable: false });
+  it('makes a whole-batch 409 CONFLICT permanent and splittable, naming the existing record', () => {
+    const e = classifyHubSpotError(apiError(409, { status: 'error', message: 'Contact already exists. Existing ID: 37765128953', category: 'CONFLICT' }));
+    expect(e).toMatchObject({ kind: 'permanent', splittable: true, retryable: false, status: 409, vendorCode: 'CONFLICT' });
+    expect(e.message).toContain('Contact already exists. Existing ID: 37765128953');
+  });
+
+  it('makes a non-unique idProperty a setup error: permanent, not splittable, pointing at check-setup', () => {
+    const e = classifyHubSpotError(apiError(400, { status: 'error', message: 'Unable to perform update/upsert by non-unique email property', category: 'VALIDATION_ERROR' }));
+    expect(e).toMatchObject({ kind: 'permanent', splittable: false, status: 400 });
+    expect(e.message).toContain('non-unique email property');
+    expect(e.message).toContain('run `crm-upsert check-setup`');
+  });
+
+  const doesntExist = (name: string) => ({
+    status: 'error',
+    category: 'VALIDATION_ERROR',
+    message: `Property values were not valid: ${JSON.stringify([{ isValid: false, message: `Property "${name}" does not exist`, error: 'PROPERTY_DOESNT_EXIST', name }])}`,
+  });
+
+  it('makes PROPERTY_DOESNT_EXIST a setup error when every input sends the property, and splittable when only some do', () => {
+    const everyInput = classifyHubSpotError(apiError(400, doesntExist('nope')), { sentProperties: [['ai_external_id', 'nope'], ['ai_external_id', 'email', 'nope']] });
+    const someInputs = classifyHubSpotError(apiError(400, doesntExist('nope')), { sentProperties: [['ai_external_id', 'nope'], ['ai_external_id', 'email']] });
+    const unknownInputs = classifyHubSpotError(apiError(400, doesntExist('nope')));
+    expect(everyInput).toMatchObject({ kind: 'permanent', splittable: false });
+    expect(everyInput.message).toContain('property "nope" does not exist (PROPERTY_DOESNT_EXIST)');
+    expect(everyInput.message).toContain('check-setup');
+    expect(someInputs).toMatchObject({ kind: 'permanent', splittable: true });
+    expect(someInputs.message).not.toContain('check-setup');
+    expect(unknownInputs).toMatchObject({ splittable: true });
+  });
+
+  it('waits about one second on a SECONDLY 429 (Retry-After when sent) and ten on TEN_SECONDLY_ROLLING', () => {
+    const secondly = rateBody('SECONDLY', 'You have reached your secondly limit.');
+    const headers = { 'x-hubspot-ratelimit-interval-milliseconds': '10000' };
+    expect(classifyHubSpotError(apiError(429, secondly, headers))).toMatchObject({ kind: 'rate_limited', retryAfterMs: 1000, vendorCode: 'SECONDLY' });
+    expect(classifyHubSpotError(apiError(429, secondly, { 'retry-after': '2' })).retryAfterMs).toBe(2000);
+    expect(classifyHubSpotError(apiError(429, rateBody('TEN_SECONDLY_ROLLING', 'You have reached your ten_secondly_rolling limit.'), headers)).retryAfterMs).toBe(10_000);
+  });
+
+  it('retries a 5xx whose body is not JSON, keeping its status and a short excerpt', () => {
+    const page = `<!DOCTYPE html><html><head><title>502 Bad Gateway</title></head><body>${'x'.repeat(5000)}</body></html>`;
+    const e = classifyHubSpotError(new HubSpotUnreadableResponse(502, page, { 'content-type': 'application/json' }));
+    expect(e).toMatchObject({ kind: 'transient', ambiguous: true, retryable: true, status: 502, vendorCode: 'UNREADABLE_RESPONSE' });
+    expect(e.message).toContain('502 Bad Gateway');
+    expect(e.message.length).toBeLessThan(400);
+  });
+
+  it('retries the SDK\'s own parse failure (a client without readableResponses) as transient and ambiguous', () => {
+    let parseError: unknown;
+    try {
+      JSON.parse('<html><head><title>502 Bad Gateway</title></head></html>');
+    } catch (err) {
+      parseError = err;
+    }
+    expect(classifyHubSpotError(parseError)).toMatchObject({ kind: 'transient', ambiguous: true, vendorCode: 'UNREADABLE_RESPONSE' });
   });
 
   it.each([401, 403])('names the token variable and the scopes on %i', (status) => {

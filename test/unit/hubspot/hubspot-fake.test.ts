@@ -195,4 +195,67 @@ describe('fakeHubSpot', () => {
     expect(fake.count('batch/upsert')).toBe(1);
     expect(fake.counts()).toEqual({ 'POST /crm/v3/objects/contacts/batch/upsert': 1, 'POST /crm/v3/objects/contacts/batch/read': 1 });
   });
+
+  it('fails a batch upsert whole on a unique-value conflict, naming the first, unless batchConflicts is per-input', async () => {
+    fake.defineProperty('contacts', 'email', { unique: true });
+    const taken = ((await upsert([contact('T', { email: 't@x.test' })])).body.results as Results)[0]!.id;
+    const whole = await upsert([contact('A'), contact('B', { email: 't@x.test' })]);
+    expect(whole).toMatchObject({ status: 409, body: { status: 'error', category: 'CONFLICT', message: `Contact already exists. Existing ID: ${taken}` } });
+    expect(fake.records('contacts')).toHaveLength(1);
+    await open({ batchConflicts: 'per-input' });
+    fake.defineProperty('contacts', 'email', { unique: true });
+    await upsert([contact('T', { email: 't@x.test' })]);
+    expect((await upsert([contact('A'), contact('B', { email: 't@x.test' })])).status).toBe(207);
+  });
+
+  it('refuses writes to read-only and calculated properties, reports them in the properties API, and can remove a property', async () => {
+    fake.defineProperty('contacts', 'ai_score', { calculated: true });
+    fake.defineProperty('contacts', 'ai_locked', { readOnly: true });
+    const refused = await upsert([contact('A', { ai_score: '3' })]);
+    expect(refused.status).toBe(400);
+    expect(refused.body.message).toContain('READ_ONLY_VALUE');
+    const score = await call('GET', '/crm/v3/properties/contacts/ai_score');
+    const locked = await call('GET', '/crm/v3/properties/contacts/ai_locked');
+    expect(score.body).toMatchObject({ calculated: true, hasUniqueValue: false });
+    expect(locked.body).toMatchObject({ modificationMetadata: { readOnlyValue: true } });
+    fake.removeProperty('contacts', 'firstname');
+    expect((await call('GET', '/crm/v3/properties/contacts/firstname')).status).toBe(404);
+    expect((await upsert([contact('A', { firstname: 'Ann' })])).body.message).toContain('PROPERTY_DOESNT_EXIST');
+  });
+
+  it('answers a non-unique idProperty with HubSpot exact message', async () => {
+    const r = await upsert([{ idProperty: 'email', id: 'a@x.test', properties: {} }]);
+    expect(r).toMatchObject({ status: 400, body: { category: 'VALIDATION_ERROR', message: 'Unable to perform update/upsert by non-unique email property' } });
+  });
+
+  it('injects HubSpot shapes from its fault menu without committing, and a 2xx missing one result after committing', async () => {
+    fake.failNext('conflict');
+    expect((await upsert([contact('A')])).body).toMatchObject({ category: 'CONFLICT', message: 'Contact already exists. Existing ID: 37765128953' });
+    fake.failNext('non_unique_id_property');
+    expect((await upsert([contact('A')])).body.message).toBe('Unable to perform update/upsert by non-unique ai_external_id property');
+    fake.failNext('unknown_property');
+    const unknown = await upsert([contact('A', { lastname: 'x' }), contact('B', { lastname: 'y', email: 'b@x.test' })]);
+    expect(unknown.status).toBe(400);
+    expect(unknown.body.message).toBe(`Property values were not valid: ${JSON.stringify([{ isValid: false, message: 'Property "lastname" does not exist', error: 'PROPERTY_DOESNT_EXIST', name: 'lastname', localizedErrorMessage: 'Property "lastname" does not exist' }])}`);
+    fake.failNext('secondly_limit');
+    expect(await upsert([contact('A')])).toMatchObject({ status: 429, body: { policyName: 'SECONDLY', message: 'You have reached your secondly limit.' } });
+    expect(fake.records('contacts')).toHaveLength(0);
+    fake.failNext('missing_result');
+    const partial = await upsert([contact('A'), contact('B')]);
+    expect(partial.status).toBe(200);
+    expect((partial.body.results as Results).map((r) => r.properties.ai_external_id)).toEqual(['A']);
+    expect(fake.records('contacts')).toHaveLength(2);
+    expect(fake.core.faultKinds()).toEqual(['rate_limit', 'server_error', 'reset', 'lost_response', 'missing_result', 'html_error', 'conflict', 'non_unique_id_property', 'unknown_property', 'secondly_limit']);
+    expect(() => fake.failNext('nonsense' as 'conflict')).toThrow(/unknown fault "nonsense"/);
+  });
+
+  it('serves an injected html_error as a 502 HTML page with a JSON content type', async () => {
+    fake.failNext('html_error');
+    const res = await fetch(`${base}/crm/v3/objects/contacts/batch/upsert`, { method: 'POST', headers: { authorization: 'Bearer t', 'content-type': 'application/json' }, body: '{"inputs":[]}' });
+    expect(res.status).toBe(502);
+    expect(res.headers.get('content-type')).toMatch(/^application\/json/);
+    const text = await res.text();
+    expect(text).toMatch(/^<!DOCTYPE html>/);
+    expect(text.length).toBeGreaterThan(4000);
+  });
 });

@@ -3,7 +3,7 @@ import nock from 'nock';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { salesforceAdapter, type SalesforceAdapterOptions, type SalesforceConnection } from '../../../adapters/salesforce/index.js';
 import { fakeSalesforce, type FakeSalesforce } from '../../../adapters/salesforce/salesforce-fake.js';
-import type { ActivityWrite, RecordWrite, WriteResult } from '../../../src/adapter.js';
+import { parentMemoKey, type ActivityWrite, type RecordWrite, type WriteResult } from '../../../src/adapter.js';
 import { CrmError } from '../../../src/errors.js';
 import type { RateBudget } from '../../../src/rate-budget.js';
 
@@ -112,6 +112,37 @@ describe.each(fronts)('salesforceAdapter over %s', (kind) => {
       const blocked = await plain.adapter.upsertRecords('contact', [rec('b', { Email: 'same@x.io' })]);
       expect(failure(blocked[0])).toMatchObject({ kind: 'permanent', vendorCode: 'DUPLICATES_DETECTED' });
       expect(plain.fake.requests[0]!.headers['sforce-duplicate-rule-header']).toBeUndefined();
+    });
+  });
+
+  describe('beforeSend', () => {
+    it('stops a collection upsert before it leaves: its error propagates unchanged, 0 requests', async () => {
+      const { fake, adapter } = await setup();
+      const lost = new Error('claim lost');
+      const err = await adapter.upsertRecords('contact', [rec('a')], { memo: new Map(), beforeSend: () => Promise.reject(lost) }).catch((e: unknown) => e);
+      expect(err).toBe(lost);
+      expect(fake.count()).toBe(0);
+      expect(adapter.apiCalls()).toBe(0);
+      expect(fake.records('Contact')).toHaveLength(0);
+    });
+
+    it('stops a Task upsert after the budget was granted, and lets it through once per request when it resolves', async () => {
+      const order: string[] = [];
+      const rateBudget: RateBudget = { acquire: async () => void order.push('budget') };
+      const { fake, adapter } = await setup({ rateBudget });
+      await adapter.upsertRecords('contact', [rec('a'), rec('b')], { memo: new Map(), beforeSend: async () => void order.push('beforeSend') });
+      const memo = new Map([[parentMemoKey('contact', 'a'), fake.records('Contact')[0]!.Id]]);
+      fake.core.resetLog();
+      order.length = 0;
+      const beforeSend = async () => {
+        order.push('beforeSend');
+        throw new Error('claim lost');
+      };
+      await expect(adapter.createActivities('task', [act('t1', 'a')], { memo, beforeSend })).rejects.toThrow('claim lost');
+      expect(order).toEqual(['budget', 'beforeSend']);
+      expect(fake.count()).toBe(0);
+      expect(fake.records('Task')).toHaveLength(0);
+      expect(fake.records('Contact')).toHaveLength(2);
     });
   });
 

@@ -11,6 +11,15 @@ function fetchError(code: string): Error {
 }
 
 describe('classifySalesforceError', () => {
+  it('cuts an HTML error page to a short excerpt and keeps a 5xx transient with its status', () => {
+    const page = `<!DOCTYPE html>\n<html><head><title>503 Service Unavailable</title><style>body{}</style></head><body>${'<p>maintenance</p>\n'.repeat(300)}</body></html>`;
+    const e = classifySalesforceError(httpApiError('ERROR_HTTP_503', page));
+    expect(e).toMatchObject({ kind: 'transient', ambiguous: true, status: 503, retryable: true });
+    expect(e.message).toContain('503 Service Unavailable');
+    expect(e.message.length).toBeLessThan(400);
+    expect(JSON.stringify(e).length).toBeLessThan(600);
+  });
+
   it.each([
     ['daily allocation (403)', httpApiError('REQUEST_LIMIT_EXCEEDED', 'TotalRequests Limit exceeded.'), { response: { status: 403 } }, { kind: 'quota', retryable: false }],
     ['concurrency limit (429 + Retry-After)', httpApiError('REQUEST_LIMIT_EXCEEDED', 'ConcurrentPerOrgLongTxn Limit exceeded.'), { response: { status: 429, headers: { 'retry-after': '2' } } }, { kind: 'rate_limited', retryAfterMs: 2000, ambiguous: true }],

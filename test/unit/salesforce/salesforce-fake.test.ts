@@ -133,6 +133,52 @@ describe.each(fronts)('fakeSalesforce over %s (driven by jsforce 3.10.16)', (kin
     expect(d.fields.find((f) => f.name === 'Subject')).toMatchObject({ externalId: false, unique: false });
   });
 
+  it('matches a Unique case-insensitive external id regardless of case, as a real org does', async () => {
+    const { fake, conn } = await org();
+    fake.defineField('Contact', 'AI_External_Id__c', { externalId: true, unique: true, caseSensitive: false });
+    const first = (await conn.sobject('Contact').upsert([contact('ACME-1')], 'AI_External_Id__c')) as SaveResult[];
+    const second = (await conn.sobject('Contact').upsert([contact('acme-1', { FirstName: 'merged' })], 'AI_External_Id__c')) as SaveResult[];
+    expect(second[0]).toMatchObject({ success: true, created: false, id: first[0]!.id });
+    expect(fake.records('Contact')).toHaveLength(1);
+    fake.defineField('Contact', 'AI_External_Id__c', { externalId: true, unique: true });
+    await conn.sobject('Contact').upsert([contact('Acme-1')], 'AI_External_Id__c');
+    expect(fake.records('Contact')).toHaveLength(2);
+  });
+
+  it('refuses fields the user may not create or update, describes them so, and can remove a field', async () => {
+    const { fake, conn } = await org();
+    fake.defineField('Contact', 'Score__c', { createable: false, updateable: false });
+    fake.defineField('Contact', 'Tier__c', { updateable: false });
+    const created = (await conn.sobject('Contact').upsert([contact('a', { Score__c: '1' }), contact('b', { Tier__c: 'gold' })], 'AI_External_Id__c')) as SaveResult[];
+    expect(created[0]!.errors[0]).toMatchObject({ statusCode: 'INVALID_FIELD_FOR_INSERT_UPDATE' });
+    expect(created[0]!.errors[0]!.message).toContain('Unable to create/update fields: Score__c');
+    expect(created[1]).toMatchObject({ success: true, created: true });
+    const updated = (await conn.sobject('Contact').upsert([contact('b', { Tier__c: 'silver' })], 'AI_External_Id__c')) as SaveResult[];
+    expect(updated[0]!.errors[0]).toMatchObject({ statusCode: 'INVALID_FIELD_FOR_INSERT_UPDATE' });
+    const d = (await conn.sobject('Contact').describe()) as unknown as { fields: Array<{ name: string; createable: boolean; updateable: boolean }> };
+    expect(d.fields.find((f) => f.name === 'Score__c')).toMatchObject({ createable: false, updateable: false });
+    fake.removeField('Contact', 'Phone');
+    await expect(conn.sobject('Contact').upsert([contact('c', { Phone: '1' })], 'AI_External_Id__c')).rejects.toMatchObject({ errorCode: 'INVALID_FIELD' });
+  });
+
+  it('serves an injected html_error as a 503 text/html page, which jsforce turns into ERROR_HTTP_503 with the raw text', async () => {
+    const { fake, conn } = await org();
+    fake.failNext('html_error');
+    const err = (await conn.sobject('Contact').upsert([contact('a')], 'AI_External_Id__c').catch((e: unknown) => e)) as { errorCode: string; message: string };
+    expect(err.errorCode).toBe('ERROR_HTTP_503');
+    expect(err.message).toMatch(/^<!DOCTYPE html>/);
+    expect(err.message.length).toBeGreaterThan(4000);
+    expect(fake.records('Contact')).toHaveLength(0);
+  });
+
+  it('commits every record of an injected missing_result, then leaves the last result out', async () => {
+    const { fake, conn } = await org();
+    fake.failNext('missing_result');
+    const results = (await conn.sobject('Contact').upsert([contact('a'), contact('b')], 'AI_External_Id__c')) as SaveResult[];
+    expect(results).toHaveLength(1);
+    expect(fake.records('Contact')).toHaveLength(2);
+  });
+
   it('requires Task.WhoId to reference an existing Contact', async () => {
     const { fake, conn } = await org();
     const [c] = (await conn.sobject('Contact').upsert([contact('a')], 'AI_External_Id__c')) as SaveResult[];

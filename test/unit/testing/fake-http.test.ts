@@ -92,6 +92,33 @@ describe.each(fronts)('FakeHttpCore over %s', (_name, open) => {
     expect(state.commits).toBe(0);
   });
 
+  it('commits a missing_result and drops the last result; serves html_error as a text/html page without committing', async () => {
+    const state = { commits: 0 };
+    const vendor: FakeVendor = {
+      name: 'test',
+      handle: () => ({ status: 200, body: { results: [{ n: ++state.commits }, { n: ++state.commits }] } }),
+      rateLimited: () => ({ status: 429 }),
+      serverError: () => ({ status: 503 }),
+      faults: { teapot: () => ({ status: 418, body: { message: 'short and stout' } }) },
+    };
+    const core = new FakeHttpCore(vendor);
+    const front = await open(core);
+    stop = front.stop;
+    core.failNext(FaultKind.missingResult);
+    expect(JSON.parse((await post(`${front.url}/x`, {})).body)).toEqual({ results: [{ n: 1 }] });
+    expect(state.commits).toBe(2);
+    core.failNext(FaultKind.htmlError);
+    const page = await post(`${front.url}/x`, {});
+    expect(page.status).toBe(502);
+    expect(page.headers['content-type']).toBe('text/html; charset=UTF-8');
+    expect(page.body).toContain('<title>502 Bad Gateway</title>');
+    core.failNext('teapot');
+    expect((await post(`${front.url}/x`, {})).status).toBe(418);
+    expect(state.commits).toBe(2);
+    expect(core.faultCounts()).toMatchObject({ missing_result: 1, html_error: 1, teapot: 1, reset: 0 });
+    expect(() => core.failNext('nonsense')).toThrow(/unknown fault "nonsense" \(known: rate_limit, .*teapot\)/);
+  });
+
   it('draws the same random faults for the same seed', async () => {
     const run = async () => {
       const { vendor } = counterVendor();
