@@ -10,6 +10,8 @@ export {
   type SalesforceObjectConfig,
 } from './config.js';
 export { checkAgainstObjects, DEFAULT_MAX_FIELD_LENGTH, type ObjectCheckOptions } from './objects.js';
-export { parseWith, formatZodIssues, pathSegment } from './parse.js';
+export { formatZodIssues, pathSegment } from './parse.js';
+export type { ValidationIssue } from './issues.js';
+export type { ObjectSpec } from './objects.js';
 export { snapshotInput, MAX_INPUT_DEPTH, type Snapshot } from './snapshot.js';
 export { isWellFormed, escapeLoneSurrogates } from './unicode.js';

@@ -2,9 +2,18 @@
  * Per-object checks that need the adapter's configuration: the object exists, has the right
  * kind for the op, the target is an allowed parent, and every field is on the allowlist.
  */
-import type { ObjectSpec } from '../src/adapter.js';
-import type { ValidationIssue } from '../src/errors.js';
 import type { Action } from './action.js';
+import type { ValidationIssue } from './issues.js';
+
+/** A logical object, as the engine sees it (the adapter's options add the CRM specifics). */
+export interface ObjectSpec {
+  /** `record`: upserted by its external-id field. `activity`: created on a parent record, carrying the action key. */
+  kind: 'record' | 'activity';
+  /** The allowlist: the only CRM property names an action may write. */
+  fields: readonly string[];
+  /** activity only: the logical parent objects it may attach to. */
+  parents?: readonly string[];
+}
 
 export interface ObjectCheckOptions {
   /** Longest string value accepted, in characters. Default 65,536 (HubSpot's note body limit). */

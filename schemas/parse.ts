@@ -1,5 +1,5 @@
 import type { z } from 'zod';
-import { ValidationError, type ValidationIssue } from '../src/errors.js';
+import type { ValidationIssue } from './issues.js';
 import { escapeLoneSurrogates } from './unicode.js';
 
 /** A path segment as text; a lone surrogate (which has no UTF-8 form) is written as `\uD800`. */
@@ -20,11 +20,4 @@ export function formatZodIssues(error: z.ZodError): ValidationIssue[] {
     }
     return [{ path, message: issue.message }];
   });
-}
-
-/** Parse or throw a ValidationError naming each field and reason. */
-export function parseWith<S extends z.ZodType>(schema: S, input: unknown): z.output<S> {
-  const parsed = schema.safeParse(input);
-  if (!parsed.success) throw new ValidationError(formatZodIssues(parsed.error));
-  return parsed.data;
 }

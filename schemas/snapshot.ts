@@ -5,7 +5,7 @@
  * Proxy trap that throws, a revoked Proxy, a cycle, a BigInt, a function, a symbol) becomes
  * issues with a path and a reason instead of an exception, so it is rejected on its own.
  */
-import { redact, type ValidationIssue } from '../src/errors.js';
+import type { ValidationIssue } from './issues.js';
 import { escapeLoneSurrogates } from './unicode.js';
 
 /** An action is three levels deep; anything past this is not an action (and would exhaust the stack). */
@@ -19,7 +19,8 @@ export type Snapshot = { ok: true; value: unknown } | { ok: false; issues: Valid
 function describeThrown(err: unknown): string {
   try {
     const text = err instanceof Error ? `${err.name}: ${err.message}` : String(err);
-    return redact(escapeLoneSurrogates(text)).slice(0, MAX_REASON);
+    // ValidationError redacts issue messages: secrets a thrown message may quote never leave.
+    return escapeLoneSurrogates(text).slice(0, MAX_REASON);
   } catch {
     return 'an unprintable value';
   }

@@ -14,15 +14,9 @@ import type { CrmError } from './errors.js';
 export type FieldValue = string | number | boolean | null;
 export type Fields = Record<string, FieldValue>;
 
-/** A logical object, as the engine sees it (the adapter's options add the CRM specifics). */
-export interface ObjectSpec {
-  /** `record`: upserted by its external-id field. `activity`: created on a parent record, carrying the action key. */
-  kind: 'record' | 'activity';
-  /** The allowlist: the only CRM property names an action may write. */
-  fields: readonly string[];
-  /** activity only: the logical parent objects it may attach to. */
-  parents?: readonly string[];
-}
+import type { ObjectSpec } from '../schemas/objects.js';
+
+export type { ObjectSpec } from '../schemas/objects.js';
 
 export interface AdapterCapabilities {
   /** Largest batch the CRM accepts in one write call (HubSpot 100, Salesforce 200). */

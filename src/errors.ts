@@ -5,18 +5,24 @@
  * a sanitized copy (`sanitizeCause`), so `util.inspect(err)` prints no secret down the chain.
  */
 
+import type { ValidationIssue } from '../schemas/issues.js';
+
 export const ErrorCode = {
   config: 'CONFIG',
   validation: 'VALIDATION',
   keyConflict: 'KEY_CONFLICT',
   ledger: 'LEDGER',
   crm: 'CRM',
+  /** A `handle` event some of whose actions did not complete (it runs again on its next delivery). */
+  actionsIncomplete: 'ACTIONS_INCOMPLETE',
+  /** Something thrown that is not one of ours, as `serializeError` describes it. */
+  unknown: 'UNKNOWN',
 } as const;
 export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode];
 
 export class CrmSyncError extends Error {
-  readonly code: string;
-  constructor(code: string, message: string, options: { cause?: unknown; vendor?: string } = {}) {
+  readonly code: ErrorCode;
+  constructor(code: ErrorCode, message: string, options: { cause?: unknown; vendor?: string } = {}) {
     const prefix = options.vendor ? `[crm-upsert] [${options.vendor}]` : '[crm-upsert]';
     super(`${prefix} ${redact(message)}`, options.cause === undefined ? undefined : { cause: sanitizeCause(options.cause) });
     this.name = new.target.name;
@@ -31,7 +37,7 @@ export class CrmSyncError extends Error {
 
 export interface SerializedError {
   name: string;
-  code: string;
+  code: ErrorCode;
   message: string;
   retryable?: boolean;
   status?: number;
@@ -44,17 +50,14 @@ export class ConfigError extends CrmSyncError {
   }
 }
 
-export interface ValidationIssue {
-  /** Dotted path of the offending field, e.g. `fields.email` or `target.externalId`. */
-  path: string;
-  message: string;
-}
+export type { ValidationIssue } from '../schemas/issues.js';
 
 export class ValidationError extends CrmSyncError {
   readonly issues: ValidationIssue[];
   constructor(issues: ValidationIssue[], options: { cause?: unknown } = {}) {
     super(ErrorCode.validation, issues.map((i) => `${i.path || '(root)'}: ${i.message}`).join('; '), options);
-    this.issues = issues;
+    // Issues may quote the input (a thrown getter's message, a value): never a secret.
+    this.issues = issues.map((i) => ({ path: i.path, message: redact(i.message) }));
   }
   override toJSON(): SerializedError {
     return { ...super.toJSON(), path: this.issues[0]?.path };
@@ -169,8 +172,8 @@ export function redact(text: string): string {
 /** A secret-free, JSON-safe description of any thrown value. */
 export function serializeError(err: unknown): SerializedError {
   if (err instanceof CrmSyncError) return err.toJSON();
-  if (err instanceof Error) return { name: err.name, code: 'UNKNOWN', message: redact(err.message) };
-  return { name: 'Error', code: 'UNKNOWN', message: redact(String(err)) };
+  if (err instanceof Error) return { name: err.name, code: ErrorCode.unknown, message: redact(err.message) };
+  return { name: 'Error', code: ErrorCode.unknown, message: redact(String(err)) };
 }
 
 /** Properties of a foreign error worth keeping: what it is and what the vendor said, not what was sent. */
