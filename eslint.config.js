@@ -24,4 +24,18 @@ export default tseslint.config(
       }],
     },
   },
+  {
+    // The engine is a pipeline of small named stages: each function fits on a screen.
+    files: ['src/engine/**/*.ts'],
+    rules: {
+      'max-lines-per-function': ['error', { max: 60, skipBlankLines: true, skipComments: true }],
+    },
+  },
+  {
+    // schemas/ is the bottom layer: nothing of ours below it.
+    files: ['schemas/**/*.ts'],
+    rules: {
+      'no-restricted-imports': ['error', { patterns: [{ group: ['**/src/**', '**/adapters/**'], message: 'schemas/ imports nothing from src/ or adapters/ (DESIGN.md layout).' }] }],
+    },
+  },
 );

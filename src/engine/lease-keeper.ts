@@ -47,83 +47,84 @@ export interface LeaseKeeperOptions {
   intervalMs?: number;
 }
 
+/** What one keeper holds: claim tokens, when each was last confirmed (ledger time), the lost ones, window slots. */
+interface Holdings {
+  tokens: Map<string, number>;
+  confirmedAt: Map<string, number>;
+  lost: Set<string>;
+  slots: Map<string, string>;
+}
+
+/** Renew `keys` in one round trip; a refused renewal marks the key lost. */
+async function renewKeys(o: LeaseKeeperOptions, h: Holdings, keys: readonly string[], now: number): Promise<void> {
+  const refs = keys.filter((k) => h.tokens.has(k) && !h.lost.has(k)).map((key) => ({ key, token: h.tokens.get(key)! }));
+  if (refs.length === 0) return;
+  const held = await o.ledger.renew(refs, o.leaseMs, now);
+  refs.forEach((r, i) => {
+    if (!h.tokens.has(r.key)) return;
+    if (held[i]) h.confirmedAt.set(r.key, now);
+    else h.lost.add(r.key);
+  });
+}
+
+/** One renewal pass over everything held: entries, then pending window slots (re-acquired by their owner). */
+async function renewAll(o: LeaseKeeperOptions, h: Holdings): Promise<void> {
+  try {
+    const now = await o.clock.now();
+    await renewKeys(o, h, [...h.tokens.keys()], now);
+    if (h.slots.size > 0) await o.ledger.windowAcquire([...h.slots].map(([id, owner]) => ({ id, owner, ttlMs: o.leaseMs })), now);
+  } catch {
+    // unreachable ledger: try again next tick
+  }
+}
+
 export function leaseKeeper(options: LeaseKeeperOptions): LeaseKeeper {
-  const { ledger, leaseMs, clock } = options;
-  const every = options.intervalMs ?? Math.max(20, Math.floor(leaseMs / 3));
-  const tokens = new Map<string, number>();
-  /** Ledger time of the last claim or renewal known to have succeeded, per key. */
-  const confirmedAt = new Map<string, number>();
-  const lostKeys = new Set<string>();
-  const slots = new Map<string, string>();
+  const every = options.intervalMs ?? Math.max(20, Math.floor(options.leaseMs / 3));
+  const h: Holdings = { tokens: new Map(), confirmedAt: new Map(), lost: new Set(), slots: new Map() };
   let timer: ReturnType<typeof setInterval> | undefined;
   let ticking = false;
-
-  const renew = async (keys: string[], now: number): Promise<void> => {
-    const refs = keys.filter((k) => tokens.has(k) && !lostKeys.has(k)).map((key) => ({ key, token: tokens.get(key)! }));
-    if (refs.length === 0) return;
-    const held = await ledger.renew(refs, leaseMs, now);
-    refs.forEach((r, i) => {
-      if (!tokens.has(r.key)) return;
-      if (held[i]) confirmedAt.set(r.key, now);
-      else lostKeys.add(r.key);
-    });
-  };
-
-  const tick = async () => {
-    if (ticking) return;
-    ticking = true;
-    try {
-      const now = await clock.now();
-      await renew([...tokens.keys()], now);
-      if (slots.size > 0) await ledger.windowAcquire([...slots].map(([id, owner]) => ({ id, owner, ttlMs: leaseMs })), now);
-    } catch {
-      // unreachable ledger: try again next tick
-    } finally {
-      ticking = false;
-    }
-  };
-
   const ensureTimer = () => {
-    if (timer || (tokens.size === 0 && slots.size === 0)) return;
-    timer = setInterval(() => void tick(), every);
+    if (timer || (h.tokens.size === 0 && h.slots.size === 0)) return;
+    timer = setInterval(() => {
+      if (ticking) return;
+      ticking = true;
+      void renewAll(options, h).finally(() => (ticking = false));
+    }, every);
     timer.unref();
   };
-
   return {
     hold(refs) {
-      const at = clock.peek();
+      const at = options.clock.peek();
       for (const r of refs) {
-        tokens.set(r.key, r.token);
-        confirmedAt.set(r.key, at);
-        lostKeys.delete(r.key);
+        h.tokens.set(r.key, r.token);
+        h.confirmedAt.set(r.key, at);
+        h.lost.delete(r.key);
       }
       ensureTimer();
     },
     holdSlots(list) {
-      for (const s of list) slots.set(s.id, s.owner);
+      for (const s of list) h.slots.set(s.id, s.owner);
       ensureTimer();
     },
     drop(keys) {
       for (const k of keys) {
-        tokens.delete(k);
-        confirmedAt.delete(k);
+        h.tokens.delete(k);
+        h.confirmedAt.delete(k);
       }
     },
-    dropSlots(ids) {
-      for (const id of ids) slots.delete(id);
-    },
-    lost: (key) => lostKeys.has(key),
+    dropSlots: (ids) => ids.forEach((id) => h.slots.delete(id)),
+    lost: (key) => h.lost.has(key),
     async confirm(keys) {
-      const now = await clock.now();
-      const stale = keys.filter((k) => tokens.has(k) && !lostKeys.has(k) && now - (confirmedAt.get(k) ?? -Infinity) >= every);
-      await renew(stale, now);
-      return new Set(keys.filter((k) => lostKeys.has(k)));
+      const now = await options.clock.now();
+      const stale = keys.filter((k) => h.tokens.has(k) && !h.lost.has(k) && now - (h.confirmedAt.get(k) ?? -Infinity) >= every);
+      await renewKeys(options, h, stale, now);
+      return new Set(keys.filter((k) => h.lost.has(k)));
     },
     stop() {
       if (timer) clearInterval(timer);
       timer = undefined;
-      tokens.clear();
-      slots.clear();
+      h.tokens.clear();
+      h.slots.clear();
     },
   };
 }
