@@ -5,26 +5,32 @@
  * `suppressed`) with the stored result and 0 API calls, held elsewhere -> `in_flight`, failed
  * without retry -> `failed`, a key of another identity -> `rejected` (KeyConflictError).
  */
-import { KeyConflictError, type SerializedError } from '../errors.js';
+import { KeyConflictError } from '../errors.js';
 import type { ClaimResult, LedgerEntry } from '../ledger/types.js';
 import type { Outcome } from '../outcome.js';
 import { claimKeys } from './claim-keys.js';
-import type { Call, Decided, EngineContext, Held, Planned, StoredResult } from './types.js';
+import { decodeActionFailure, decodeActionResult } from './payloads.js';
+import type { Call, Decided, EngineContext, Held, Planned } from './types.js';
+
+const errorOf = (entry: LedgerEntry) => {
+  const error = decodeActionFailure(entry.error)?.error;
+  return error ? { error } : {};
+};
 
 /** A claim taken straight from a failed entry whose write surely never reached the CRM. */
 function surelyUnwritten(entry: LedgerEntry): boolean {
-  const failure = entry.error as { possiblyWritten?: boolean; attempts?: number } | null;
-  return failure?.possiblyWritten === false && failure.attempts === entry.attempts - 1;
+  const retry = decodeActionFailure(entry.error)?.retry;
+  return retry?.possiblyWritten === false && retry.attempts === entry.attempts - 1;
 }
 
 function answer(item: Planned, claim: ClaimResult): Outcome {
   switch (claim.outcome) {
     case 'completed': {
-      const result = (claim.entry.result ?? {}) as Partial<StoredResult>;
+      const result: { recordId?: string } = decodeActionResult(claim.entry.result) ?? {};
       return { key: item.key, status: item.keyless ? 'suppressed' : 'replayed', ...(result.recordId ? { recordId: result.recordId } : {}), attempts: 0 };
     }
     case 'failed':
-      return { key: item.key, status: 'failed', error: (claim.entry.error as SerializedError | null) ?? undefined, attempts: 0 };
+      return { key: item.key, status: 'failed', ...errorOf(claim.entry), attempts: 0 };
     case 'conflict':
       return { key: item.key, status: 'rejected', error: new KeyConflictError(item.key, claim.entry).toJSON(), attempts: 0 };
     default:

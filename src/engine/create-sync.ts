@@ -19,6 +19,7 @@ import { claimStage } from './claim.js';
 import { followStage } from './follow.js';
 import { guardedSteps, type Handler, type HandleEvent, type HandleResult } from './guarded.js';
 import { leaseKeeper } from './lease-keeper.js';
+import { decodeActionFailure } from './payloads.js';
 import { prepareAction, prepareAll, type Prepared, type StoredKey } from './prepare.js';
 import { quotaPause } from './quota.js';
 import { repeatOutcome, splitRepeats } from './repeats.js';
@@ -165,8 +166,8 @@ export function createSync(options: SyncOptions): Sync {
 
   async function retryStored(entries: readonly LedgerEntry[]): Promise<Outcome[]> {
     const stored = entries.map((e) => {
-      const error = e.error as { action?: unknown; at?: unknown } | null;
-      return { key: e.key, action: error?.action, at: typeof error?.at === 'number' ? error.at : undefined };
+      const retry = decodeActionFailure(e.error)?.retry;
+      return { key: e.key, action: retry?.action, at: retry && Number.isFinite(retry.at) ? retry.at : undefined };
     });
     const runnable = stored.flatMap((s, i) => (s.action && typeof s.action === 'object' ? [i] : []));
     const ran = await applyInternal(runnable.map((i) => stored[i]!.action), runnable.map((i) => ({ key: stored[i]!.key, ...(stored[i]!.at !== undefined ? { at: stored[i]!.at } : {}) })));

@@ -6,11 +6,12 @@
 import { createHash } from 'node:crypto';
 import type { Action } from '../../schemas/action.js';
 import type { FieldValue } from '../adapter.js';
-import { KeyConflictError, ValidationError, serializeError } from '../errors.js';
+import { ErrorCode, KeyConflictError, ValidationError, serializeError } from '../errors.js';
 import { childKey, eventKey } from '../key.js';
-import type { Json, LedgerBackend } from '../ledger/types.js';
+import type { LedgerBackend } from '../ledger/types.js';
 import { claimKeys } from './claim-keys.js';
 import { leaseKeeper } from './lease-keeper.js';
+import { decodeEventResult, decodeStepResult, encodeError, encodeEventResult, encodeStepResult } from './payloads.js';
 import type { LedgerClock } from '../ledger/clock.js';
 import type { Outcome } from '../outcome.js';
 
@@ -75,77 +76,79 @@ function withEvent(a: HandlerAction, event: HandleEvent): unknown {
   }
 }
 
-export function guardedSteps(options: GuardedOptions) {
-  const { ledger, applyMany, leaseMs, retentionMs, clock, sleep } = options;
-
-  /** Run `work` while the claim `key`/`token` is renewed; the claim stays alive exactly as long as the work runs. */
-  async function keptAlive<T>(key: string, token: number, work: () => Promise<T>): Promise<T> {
-    const keeper = leaseKeeper({ ledger, leaseMs, clock });
-    keeper.hold([{ key, token }]);
-    try {
-      return await work();
-    } finally {
-      keeper.stop();
-    }
+/** Run `work` while the claim `key`/`token` is renewed: the claim stays alive exactly as long as the work runs. */
+async function keptAlive<T>(o: GuardedOptions, key: string, token: number, work: () => Promise<T>): Promise<T> {
+  const keeper = leaseKeeper({ ledger: o.ledger, leaseMs: o.leaseMs, clock: o.clock });
+  keeper.hold([{ key, token }]);
+  try {
+    return await work();
+  } finally {
+    keeper.stop();
   }
+}
 
-  async function once<T>(key: string, fn: (stepKey: string) => Promise<T> | T): Promise<T> {
-    const fingerprint = sha(['once', key]);
-    for (;;) {
-      const [claim] = await claimKeys(ledger, [{ key, fingerprint, leaseMs, retryFailed: true }], await clock.now());
-      if (claim!.outcome === 'completed') return ((claim!.entry.result as { v?: unknown } | null)?.v ?? undefined) as T;
-      if (claim!.outcome === 'conflict') throw new KeyConflictError(key, claim!.entry);
-      if (claim!.outcome === 'in_progress') {
-        // Another live worker runs this step: wait for its result, or for its lease to run out.
-        await sleep(Math.max(10, Math.min(1_000, (claim!.entry.leaseUntil ?? 0) - clock.peek())));
-        continue;
-      }
-      const token = claim!.token!;
-      let value: T;
-      try {
-        value = await keptAlive(key, token, async () => fn(key));
-      } catch (err) {
-        await ledger.fail([{ key, token, error: serializeError(err) as unknown as Json }], await clock.now());
-        throw err;
-      }
-      await ledger.complete([{ key, token, result: { v: (value ?? null) as unknown as Json }, retentionMs }], await clock.now());
-      return value;
-    }
-  }
-
-  async function handle(event: HandleEvent, fn: Handler): Promise<HandleResult> {
-    if (!event?.source || !event.eventId) throw new ValidationError([{ path: event?.source ? 'eventId' : 'source', message: 'is required to handle an event' }]);
-    const key = eventKey(event);
-    const [claim] = await claimKeys(ledger, [{ key, fingerprint: sha(['event', event.source, event.eventId]), leaseMs, retryFailed: true }], await clock.now());
-    if (claim!.outcome === 'completed') {
-      const stored = (claim!.entry.result as { outcomes?: Outcome[] } | null)?.outcomes ?? [];
-      return { key, status: 'replayed', outcomes: stored.map((o) => ({ ...o, status: 'replayed', attempts: 0 })) };
-    }
-    if (claim!.outcome === 'in_progress') return { key, status: 'in_flight', outcomes: [] };
+async function once<T>(o: GuardedOptions, key: string, fn: (stepKey: string) => Promise<T> | T): Promise<T> {
+  const fingerprint = sha(['once', key]);
+  for (;;) {
+    const [claim] = await claimKeys(o.ledger, [{ key, fingerprint, leaseMs: o.leaseMs, retryFailed: true }], await o.clock.now());
+    if (claim!.outcome === 'completed') return decodeStepResult(claim!.entry.result) as T;
     if (claim!.outcome === 'conflict') throw new KeyConflictError(key, claim!.entry);
+    if (claim!.outcome === 'in_progress') {
+      // Another live worker runs this step: wait for its result, or for its lease to run out.
+      await o.sleep(Math.max(10, Math.min(1_000, (claim!.entry.leaseUntil ?? 0) - o.clock.peek())));
+      continue;
+    }
     const token = claim!.token!;
-    const ctx: HandleContext = { key, event, once: (name, step) => once(childKey(key, name), step) };
-    let outcomes: Outcome[];
+    let value: T;
     try {
-      outcomes = await keptAlive(key, token, async () => {
-        const actions = (await fn(ctx)) ?? [];
-        return applyMany(
-          actions.map((a) => withEvent(a, event)),
-        );
-      });
+      value = await keptAlive(o, key, token, async () => fn(key));
     } catch (err) {
-      await ledger.fail([{ key, token, error: serializeError(err) as unknown as Json }], await clock.now());
+      await o.ledger.fail([{ key, token, error: encodeError(serializeError(err)) }], await o.clock.now());
       throw err;
     }
-    const bad = outcomes.filter((o) => o.status === 'failed' || o.status === 'rejected' || o.status === 'in_flight');
-    const summary = outcomes.map(({ key: k, status, recordId }) => ({ key: k, status, ...(recordId ? { recordId } : {}) }));
-    if (bad.length > 0) {
-      await ledger.fail([{ key, token, error: { code: 'ACTIONS_INCOMPLETE', message: `${bad.length} of ${outcomes.length} actions did not complete`, outcomes: summary } as unknown as Json }], await clock.now());
-      return { key, status: 'failed', outcomes };
-    }
-    await ledger.complete([{ key, token, result: { outcomes: summary } as unknown as Json, retentionMs }], await clock.now());
-    return { key, status: 'completed', outcomes };
+    await o.ledger.complete([{ key, token, result: encodeStepResult(value), retentionMs: o.retentionMs }], await o.clock.now());
+    return value;
   }
+}
 
-  return { once, handle };
+/** Complete the event when every action completed, else fail it (it runs again on its next delivery). */
+async function settleEvent(o: GuardedOptions, key: string, token: number, outcomes: Outcome[]): Promise<HandleResult> {
+  const bad = outcomes.filter((x) => x.status === 'failed' || x.status === 'rejected' || x.status === 'in_flight');
+  const summary = outcomes.map(({ key: k, status, recordId }) => ({ key: k, status, ...(recordId ? { recordId } : {}) }));
+  if (bad.length > 0) {
+    const error = encodeError({ name: 'CrmSyncError', code: ErrorCode.actionsIncomplete, message: `${bad.length} of ${outcomes.length} actions did not complete` });
+    await o.ledger.fail([{ key, token, error: { ...error, ...(encodeEventResult({ outcomes: summary }) as object) } }], await o.clock.now());
+    return { key, status: 'failed', outcomes };
+  }
+  await o.ledger.complete([{ key, token, result: encodeEventResult({ outcomes: summary }), retentionMs: o.retentionMs }], await o.clock.now());
+  return { key, status: 'completed', outcomes };
+}
+
+async function handle(o: GuardedOptions, event: HandleEvent, fn: Handler): Promise<HandleResult> {
+  if (!event?.source || !event.eventId) throw new ValidationError([{ path: event?.source ? 'eventId' : 'source', message: 'is required to handle an event' }]);
+  const key = eventKey(event);
+  const [claim] = await claimKeys(o.ledger, [{ key, fingerprint: sha(['event', event.source, event.eventId]), leaseMs: o.leaseMs, retryFailed: true }], await o.clock.now());
+  if (claim!.outcome === 'completed') {
+    const { outcomes } = decodeEventResult(claim!.entry.result);
+    return { key, status: 'replayed', outcomes: outcomes.map((x) => ({ ...x, status: 'replayed', attempts: 0 })) };
+  }
+  if (claim!.outcome === 'in_progress') return { key, status: 'in_flight', outcomes: [] };
+  if (claim!.outcome === 'conflict') throw new KeyConflictError(key, claim!.entry);
+  const token = claim!.token!;
+  const ctx: HandleContext = { key, event, once: (name, step) => once(o, childKey(key, name), step) };
+  let outcomes: Outcome[];
+  try {
+    outcomes = await keptAlive(o, key, token, async () => o.applyMany(((await fn(ctx)) ?? []).map((a) => withEvent(a, event))));
+  } catch (err) {
+    await o.ledger.fail([{ key, token, error: encodeError(serializeError(err)) }], await o.clock.now());
+    throw err;
+  }
+  return settleEvent(o, key, token, outcomes);
+}
+
+export function guardedSteps(options: GuardedOptions) {
+  return {
+    once: <T>(key: string, fn: (stepKey: string) => Promise<T> | T) => once(options, key, fn),
+    handle: (event: HandleEvent, fn: Handler) => handle(options, event, fn),
+  };
 }

@@ -7,9 +7,8 @@
  * upsert also makes the record's mark unknown, so the next write to it is never judged unchanged.
  * Released claims (nothing written) are claimable again at once.
  */
-import type { SerializedError } from '../errors.js';
-import type { Json } from '../ledger/types.js';
-import { WRITTEN, type Call, type Decided, type EngineContext, type Held, type StoredResult } from './types.js';
+import { encodeActionFailure, encodeActionResult } from './payloads.js';
+import { WRITTEN, type Call, type Decided, type EngineContext, type Held } from './types.js';
 
 /** A mark that no field hash equals: the record may hold a write the ledger never saw confirmed. */
 export const UNKNOWN_MARK = JSON.stringify({ h: null, id: null });
@@ -20,9 +19,9 @@ export async function completeEntries(ctx: EngineContext, call: Call, decided: r
   call.keeper.drop(owned.map((d) => d.item.key));
   await ctx.ledger.complete(
     owned.map(({ item, outcome: o }) => {
-      const result: StoredResult = { status: o.status, ...(o.recordId ? { recordId: o.recordId } : {}) };
+      const result = encodeActionResult({ status: o.status, ...(o.recordId ? { recordId: o.recordId } : {}) });
       const mark = item.markId && o.recordId && WRITTEN.has(o.status) ? { mark: { id: item.markId, value: JSON.stringify({ h: item.fieldHash, id: o.recordId }) } } : {};
-      return { key: item.key, token: item.token, result: result as unknown as Json, retentionMs: ctx.retentionMs, ...mark };
+      return { key: item.key, token: item.token, result, retentionMs: ctx.retentionMs, ...mark };
     }),
     await ctx.clock.now(),
   );
@@ -36,7 +35,7 @@ export async function failEntries(ctx: EngineContext, call: Call, decided: reado
     owned.map(({ item, outcome }) => ({
       key: item.key,
       token: item.token,
-      error: { ...(outcome.error as SerializedError), action: item.action, at: item.at, attempts: item.entryAttempts, possiblyWritten } as unknown as Json,
+      error: encodeActionFailure({ error: outcome.error!, retry: { action: item.action, at: item.at, attempts: item.entryAttempts, possiblyWritten } }),
       ...(possiblyWritten && item.markId ? { mark: { id: item.markId, value: UNKNOWN_MARK } } : {}),
     })),
     await ctx.clock.now(),

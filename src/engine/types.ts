@@ -81,10 +81,4 @@ export interface Call {
   readonly verifyAll: boolean;
 }
 
-/** What is stored as a completed entry's result. */
-export interface StoredResult {
-  status: OutcomeStatus;
-  recordId?: string;
-}
-
 export const WRITTEN: ReadonlySet<OutcomeStatus> = new Set<OutcomeStatus>(['created', 'updated', 'unchanged']);

@@ -284,7 +284,7 @@ describe('createSync', () => {
     const failed = await sync.apply(contact(1));
     expect(failed).toMatchObject({ status: 'failed', attempts: 7 });
     const entry = await ledger.get(failed.key);
-    expect(entry).toMatchObject({ status: 'failed', error: { action: { externalId: 'zd-1' } } });
+    expect(entry).toMatchObject({ status: 'failed', error: { error: { code: 'CRM', status: 503 }, retry: { action: { externalId: 'zd-1' }, possiblyWritten: true } } });
     const retried = await sync.apply(contact(1));
     expect(retried.status).toBe('created');
     expect(crm.records('contact')).toHaveLength(1);

@@ -1,0 +1,100 @@
+/**
+ * What the engine stores in a ledger entry's `result` and `error`: one typed encode and decode
+ * per payload. Decoders read what any version wrote (an action failure used to keep its retry
+ * fields beside the error's own) and never trust a field's type.
+ *
+ *   ActionResult   completed action: its status and record id
+ *   ActionFailure  failed action: the error, and how to retry it (the action, its event time,
+ *                  the attempt it failed on, whether the write may have reached the CRM)
+ *   StepResult     completed `once` step: its JSON value
+ *   EventResult    completed `handle` event: its actions' outcomes
+ *   the error of a failed step or event is a plain SerializedError
+ */
+import type { Action } from '../../schemas/action.js';
+import { ErrorCode, type SerializedError } from '../errors.js';
+import type { Json } from '../ledger/types.js';
+import type { Outcome, OutcomeStatus } from '../outcome.js';
+
+export interface ActionResult {
+  status: OutcomeStatus;
+  recordId?: string;
+}
+
+export interface RetryInfo {
+  action: Action;
+  /** Event time, epoch ms. */
+  at: number;
+  /** The entry's attempts when it failed: the next claim follows directly when it has one more. */
+  attempts: number;
+  possiblyWritten: boolean;
+}
+
+export interface ActionFailure {
+  error: SerializedError;
+  retry?: RetryInfo;
+}
+
+export interface EventResult {
+  outcomes: Pick<Outcome, 'key' | 'status' | 'recordId'>[];
+}
+
+type JsonObject = { [k: string]: Json };
+const CODES: ReadonlySet<string> = new Set(Object.values(ErrorCode));
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+const str = (v: unknown): string | undefined => (typeof v === 'string' ? v : undefined);
+/** Plain data to Json: what a ledger column holds (drops undefined, as the backends' JSON does). */
+const toJson = (value: unknown): Json => JSON.parse(JSON.stringify(value ?? null)) as Json;
+
+export function encodeError(error: SerializedError): JsonObject {
+  return toJson(error) as JsonObject;
+}
+
+export function decodeError(value: Json | null | undefined): SerializedError | undefined {
+  if (!isObject(value)) return undefined;
+  return {
+    name: str(value.name) ?? 'Error',
+    code: CODES.has(str(value.code) ?? '') ? (value.code as ErrorCode) : ErrorCode.unknown,
+    message: str(value.message) ?? '',
+    ...(typeof value.retryable === 'boolean' ? { retryable: value.retryable } : {}),
+    ...(typeof value.status === 'number' ? { status: value.status } : {}),
+    ...(typeof value.path === 'string' ? { path: value.path } : {}),
+  };
+}
+
+export const encodeActionResult = (r: ActionResult): Json => toJson(r);
+
+export function decodeActionResult(value: Json | null): ActionResult | undefined {
+  if (!isObject(value) || typeof value.status !== 'string') return undefined;
+  return { status: value.status as OutcomeStatus, ...(str(value.recordId) ? { recordId: str(value.recordId)! } : {}) };
+}
+
+export const encodeActionFailure = (f: ActionFailure): Json => toJson(f);
+
+export function decodeActionFailure(value: Json | null): ActionFailure | undefined {
+  if (!isObject(value)) return undefined;
+  // The earlier form kept the retry fields beside the error's own.
+  const nested = isObject(value.error);
+  const error = decodeError((nested ? value.error : value) as Json);
+  const source = nested ? value.retry : value;
+  if (!error) return undefined;
+  if (!isObject(source) || !isObject(source.action)) return { error };
+  const retry: RetryInfo = {
+    action: source.action as Action,
+    at: typeof source.at === 'number' ? source.at : NaN,
+    attempts: typeof source.attempts === 'number' ? source.attempts : 0,
+    possiblyWritten: source.possiblyWritten !== false,
+  };
+  return { error, retry };
+}
+
+export const encodeStepResult = (value: unknown): Json => ({ v: toJson(value) });
+export const decodeStepResult = (value: Json | null): unknown => (isObject(value) ? (value.v ?? undefined) : undefined);
+
+export const encodeEventResult = (r: EventResult): Json => toJson(r);
+export function decodeEventResult(value: Json | null): EventResult {
+  const outcomes: unknown[] = isObject(value) && Array.isArray(value.outcomes) ? value.outcomes : [];
+  return { outcomes: outcomes.filter(isObject).map((o) => ({ key: str(o.key) ?? '', status: (str(o.status) ?? 'failed') as OutcomeStatus, ...(str(o.recordId) ? { recordId: str(o.recordId)! } : {}) })) };
+}
+
+/** The action a stored failed entry can be retried with, if it has one. */
+export const storedAction = (error: Json | null): Action | undefined => decodeActionFailure(error)?.retry?.action;
