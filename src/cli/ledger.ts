@@ -2,6 +2,7 @@
  * `crm-upsert ledger show KEY | list [--status S] [--limit N] | prune --older-than 30d | migrate`.
  * The ledger URL comes from --ledger, else the config file, else the default SQLite path.
  */
+import { decodeActionFailure } from '../engine/index.js';
 import { existsSync } from 'node:fs';
 import type { EntryStatus, LedgerBackend } from '../ledger/types.js';
 import { DEFAULT_CONFIG_PATH, ledgerUrl, loadConfig, openLedgerOrExit } from './config.js';
@@ -57,7 +58,7 @@ export async function ledgerListCommand(flags: LedgerFlags & { status?: EntrySta
   return withLedger(flags, async (ledger) => {
     const entries = await ledger.list({ limit: flags.limit ?? 100, ...(flags.status ? { status: flags.status } : {}), ...(flags.after ? { after: flags.after } : {}) });
     for (const e of entries) {
-      const error = (e.error as { message?: string } | null)?.message;
+      const error = decodeActionFailure(e.error)?.error.message;
       process.stdout.write(`${JSON.stringify({ key: e.key, status: e.status, attempts: e.attempts, updatedAt: iso(e.updatedAt), ...(e.result ? { result: e.result } : {}), ...(error ? { error } : {}) })}\n`);
     }
     return ExitCode.ok;

@@ -4,7 +4,7 @@
  * key (never a re-derived one), so the retry takes the failed entry over and goes through the
  * same path as the first attempt.
  */
-import type { Action } from '../../schemas/action.js';
+import { storedAction } from '../engine/index.js';
 import { loadConfig } from './config.js';
 import { isInfrastructureFault } from './exit.js';
 import { createProgress } from './progress.js';
@@ -36,9 +36,8 @@ export async function retryFailedCommand(flags: RetryFailedFlags): Promise<numbe
       after = page[page.length - 1]!.key;
       // Retried under their stored keys: a keyless action re-derived now would land on a new key.
       const runnable = page.filter((entry) => {
-        const action = (entry.error as { action?: Action } | null)?.action;
         // Failed `handle` events and job-lock entries carry no action: they are retried by their own callers.
-        if (action && typeof action === 'object') return true;
+        if (storedAction(entry.error)) return true;
         skipped += 1;
         return false;
       });

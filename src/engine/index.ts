@@ -2,3 +2,4 @@
 export { createSync, type Prepared, type Sync, type SyncOptions } from './create-sync.js';
 export type { HandleContext, HandleEvent, HandleResult, Handler, HandlerAction } from './guarded.js';
 export { OutcomeStatus, type Outcome } from '../outcome.js';
+export { decodeActionFailure, storedAction, type ActionFailure } from './payloads.js';
