@@ -104,7 +104,7 @@ const DEFAULT_WINDOW_RETENTION_MS = 7 * 24 * 3_600_000;
 
 const realSleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
-function engineContext(options: SyncOptions): EngineContext {
+export function engineContext(options: SyncOptions): EngineContext {
   const { adapter, ledger } = options;
   const now = options.now ?? Date.now;
   const leaseMs = options.leaseMs ?? DEFAULT_LEASE_MS;

@@ -1,0 +1,165 @@
+/**
+ * Each stage of the engine on its own, against the memory ledger and the in-memory CRM: what it
+ * takes, what it returns, and what it leaves in the ledger.
+ */
+import { describe, expect, it } from 'vitest';
+import { claimStage } from '../../../src/engine/claim.js';
+import { engineContext } from '../../../src/engine/create-sync.js';
+import { followStage } from '../../../src/engine/follow.js';
+import { leaseKeeper } from '../../../src/engine/lease-keeper.js';
+import { decodeActionFailure } from '../../../src/engine/payloads.js';
+import { prepareAll } from '../../../src/engine/prepare.js';
+import { quotaPause } from '../../../src/engine/quota.js';
+import { repeatOutcome, splitRepeats } from '../../../src/engine/repeats.js';
+import { completeEntries, failEntries, releaseEntries, UNKNOWN_MARK } from '../../../src/engine/settle.js';
+import type { Call, EngineContext, Held } from '../../../src/engine/types.js';
+import { unchangedStage } from '../../../src/engine/unchanged.js';
+import { windowStage } from '../../../src/engine/window.js';
+import { writeStage } from '../../../src/engine/write.js';
+import { CrmError } from '../../../src/errors.js';
+import { memoryLedger } from '../../../src/ledger/memory.js';
+import { memoryCrm } from '../../helpers/memory-crm.js';
+
+const T0 = Date.parse('2026-11-29T10:00:00Z');
+
+function setup() {
+  const crm = memoryCrm();
+  const ledger = memoryLedger();
+  const clock = { t: T0 };
+  const ctx: EngineContext = engineContext({ adapter: crm.adapter, ledger, now: () => clock.t, sleep: async () => undefined, verifyCreates: 'after-failure', retry: { minTimeoutMs: 1, maxTimeoutMs: 1 } });
+  const call: Call = { keeper: leaseKeeper({ ledger, leaseMs: ctx.leaseMs, clock: ctx.clock }), verifyAll: false };
+  return { crm, ledger, clock, ctx, call };
+}
+
+const upsert = (n: number, extra: Record<string, unknown> = {}) => ({ source: 's', eventId: `e${n}`, op: 'upsert', object: 'contact', externalId: `c-${n}`, fields: { email: `p${n}@example.com` }, ...extra });
+const note = (n: number, extra: Record<string, unknown> = {}) => ({ source: 's', eventId: `n${n}`, op: 'create', object: 'note', target: { object: 'contact', externalId: `c-${n}` }, fields: { body: `note ${n}` }, ...extra });
+const keylessNote = (at: string, body = 'x') => ({ source: 's', occurredAt: at, op: 'create', object: 'note', target: { object: 'contact', externalId: 'c-1' }, fields: { body } });
+
+async function held(s: ReturnType<typeof setup>, inputs: unknown[]): Promise<Held[]> {
+  const { planned } = prepareAll(s.ctx, inputs);
+  return (await claimStage(s.ctx, s.call, planned)).held;
+}
+
+describe('prepare', () => {
+  it('keys valid inputs, rejects bad ones by position, and keeps a stored key', () => {
+    const { ctx } = setup();
+    const { planned, rejected } = prepareAll(ctx, [upsert(1), { op: 'upsert' }, note(2)], [undefined, undefined, { key: 'v1:e:stored', at: 5 }]);
+    expect(planned.map((p) => p.index)).toEqual([0, 2]);
+    expect(planned[1]).toMatchObject({ key: 'v1:e:stored', at: 5, op: 'create', keyless: false });
+    expect(planned[0]).toMatchObject({ coalesceId: 'c-1', markId: expect.stringMatching(/^m1:/), fieldHash: expect.any(String) });
+    expect(rejected[1]).toMatchObject({ status: 'rejected', error: { code: 'VALIDATION' } });
+  });
+});
+
+describe('in-call repeats', () => {
+  it('leads with the first of each key and reports the rest as replayed (keyless: suppressed)', () => {
+    const { ctx } = setup();
+    const { planned } = prepareAll(ctx, [upsert(1), upsert(1, { fields: { email: 'other@example.com' } }), upsert(2)]);
+    const { leaders, repeats } = splitRepeats(planned);
+    expect(leaders.map((l) => l.index)).toEqual([0, 2]);
+    expect(repeats.map((r) => [r.item.index, r.leader.index])).toEqual([[1, 0]]);
+    expect(repeatOutcome(repeats[0]!.item, { key: 'k', status: 'created', recordId: '7', attempts: 1 })).toEqual({ key: 'k', status: 'replayed', recordId: '7', attempts: 0 });
+    expect(repeatOutcome(repeats[0]!.item, { key: 'k', status: 'failed', attempts: 1 }).status).toBe('failed');
+  });
+});
+
+describe('claim', () => {
+  it('holds new keys and answers completed ones from the ledger', async () => {
+    const s = setup();
+    const first = await held(s, [upsert(1)]);
+    await completeEntries(s.ctx, s.call, [{ item: first[0]!, outcome: { key: first[0]!.key, status: 'created', recordId: '9', attempts: 1 } }]);
+    const { planned } = prepareAll(s.ctx, [upsert(1), upsert(2)]);
+    const { held: h, answered } = await claimStage(s.ctx, s.call, planned);
+    expect(h.map((i) => i.index)).toEqual([1]);
+    expect(h[0]).toMatchObject({ token: 1, entryAttempts: 1, recovered: false });
+    expect(answered).toEqual([{ item: planned[0], outcome: { key: planned[0]!.key, status: 'replayed', recordId: '9', attempts: 0 } }]);
+  });
+});
+
+describe('dedupe window', () => {
+  it('passes unwindowed items, leads identical keyless creates within the window, and takes a slot for the leader', async () => {
+    const s = setup();
+    const items = await held(s, [upsert(1), keylessNote('2026-11-29T09:59:00Z'), keylessNote('2026-11-29T10:01:00Z', 'reworded'), keylessNote('2026-11-20T10:00:00Z')]);
+    const r = await windowStage(s.ctx, s.call, items);
+    expect(r.pass.map((i) => i.index).sort()).toEqual([0, 1, 3]);
+    expect(r.pass.filter((i) => i.slot).map((i) => i.index).sort()).toEqual([1, 3]);
+    expect(r.followers.map((f) => [f.item.index, f.leader.index])).toEqual([[2, 1]]);
+    expect(r.suppressed).toEqual([]);
+  });
+});
+
+describe('unchanged', () => {
+  it('reports a write equal to the mark as unchanged, never one whose mark is unknown', async () => {
+    const s = setup();
+    const [first] = await held(s, [upsert(1)]);
+    await completeEntries(s.ctx, s.call, [{ item: first!, outcome: { key: first!.key, status: 'created', recordId: '9', attempts: 1 } }]);
+    const [same, changed] = await held(s, [upsert(1, { eventId: 'e1b' }), upsert(2)]);
+    const r = unchangedStage([same!, changed!]);
+    expect(r.unchanged.map((d) => d.outcome)).toEqual([{ key: same!.key, status: 'unchanged', recordId: '9', attempts: 0 }]);
+    expect(r.pass.map((i) => i.index)).toEqual([1]);
+    expect(unchangedStage([{ ...same!, mark: UNKNOWN_MARK }]).unchanged).toEqual([]);
+  });
+});
+
+describe('write and settle', () => {
+  it('writes records before the activities on them, settles every claim, and splits a whole-batch 400', async () => {
+    const s = setup();
+    s.crm.rejectExternalIds.add('c-3');
+    const items = await held(s, [note(1), upsert(1), upsert(2), upsert(3)]);
+    const decided = await writeStage(s.ctx, s.call, items);
+    const byIndex = Object.fromEntries(decided.map((d) => [d.item.index, d.outcome.status]));
+    expect(byIndex).toEqual({ 0: 'created', 1: 'created', 2: 'created', 3: 'failed' });
+    expect(s.crm.activities('note')).toHaveLength(1);
+    const entries = await s.ledger.list();
+    expect(entries.map((e) => e.status).sort()).toEqual(['completed', 'completed', 'completed', 'failed']);
+    const failure = decodeActionFailure(entries.find((e) => e.status === 'failed')!.error);
+    expect(failure).toMatchObject({ error: { code: 'CRM', status: 400 }, retry: { action: { externalId: 'c-3' }, possiblyWritten: false } });
+  });
+
+  it('looks an activity up before creating it after a lost response, and creates it once', async () => {
+    const s = setup();
+    await writeStage(s.ctx, s.call, await held(s, [upsert(1)]));
+    s.crm.failNext('lost_response', { op: 'create' });
+    const decided = await writeStage(s.ctx, s.call, await held(s, [note(1)]));
+    expect(decided.map((d) => d.outcome.status)).toEqual(['created']);
+    expect(s.crm.calls).toMatchObject({ create: 1, find: 1 });
+    expect(s.crm.activities('note')).toHaveLength(1);
+  });
+
+  it('fails, releases and marks possibly written upserts unknown', async () => {
+    const s = setup();
+    const [a, b] = await held(s, [upsert(1), upsert(2)]);
+    const err = new CrmError('x', { vendor: 'memory', kind: 'transient' }).toJSON();
+    await failEntries(s.ctx, s.call, [{ item: a!, outcome: { key: a!.key, status: 'failed', error: err, attempts: 1 } }], true);
+    await releaseEntries(s.ctx, s.call, [b!]);
+    expect((await s.ledger.get(a!.key))!.status).toBe('failed');
+    expect((await s.ledger.get(b!.key))).toMatchObject({ status: 'in_progress', leaseUntil: T0 });
+    const [again] = await s.ledger.claim([{ key: 'probe', fingerprint: 'f', leaseMs: 1, markId: a!.markId! }], T0);
+    expect(again!.mark).toBe(UNKNOWN_MARK);
+  });
+});
+
+describe('follow', () => {
+  it('suppresses followers of a written leader and fails followers of a failed one', async () => {
+    const s = setup();
+    const [leader, f1] = await held(s, [keylessNote('2026-11-29T09:59:00Z'), keylessNote('2026-11-29T10:01:00Z', 'again')]);
+    const written = await followStage(s.ctx, s.call, [{ item: f1!, leader: leader! }], () => ({ key: leader!.key, status: 'created', recordId: '5', attempts: 1 }));
+    expect(written.map((d) => d.outcome)).toEqual([{ key: f1!.key, status: 'suppressed', recordId: '5', attempts: 0 }]);
+    expect((await s.ledger.get(f1!.key))!.status).toBe('completed');
+  });
+});
+
+describe('quota pause', () => {
+  it('refuses every send until the quota resets, then lets them through', () => {
+    const clock = { t: 0 };
+    const pause = quotaPause({ now: () => clock.t, pauseMs: 1_000 });
+    pause.check();
+    pause.note(new CrmError('transient', { vendor: 'm', kind: 'transient' }));
+    pause.check();
+    const quota = new CrmError('daily limit', { vendor: 'm', kind: 'quota' });
+    pause.note(quota);
+    expect(() => pause.check()).toThrow(quota);
+    clock.t = 1_000;
+    expect(() => pause.check()).not.toThrow();
+  });
+});
