@@ -491,7 +491,9 @@ export class FakeHubSpotCrm {
       if (!pin) return [...store.records.values()];
       const name = String(pin.propertyName);
       this.indexProperty(store, name);
-      for (const value of pin.operator === 'EQ' ? [String(pin.value)] : asArray(pin.values).map(String)) found.push(...store.records.lookup(name, value));
+      for (const value of pin.operator === 'EQ' ? [String(pin.value)] : asArray(pin.values).map(String)) {
+        for (const r of store.records.lookup(name, value)) found.push(r);
+      }
     }
     return store.records.oldestFirst(found);
   }

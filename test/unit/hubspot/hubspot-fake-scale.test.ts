@@ -7,6 +7,7 @@ let fake: FakeHubSpot;
 let base = '';
 let stop: () => Promise<void> = async () => undefined;
 const ids: string[] = [];
+const noteIds: string[] = [];
 
 async function call(path: string, body: unknown): Promise<{ status: number; body: Record<string, unknown> }> {
   const res = await fetch(`${base}${path}`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: 'Bearer pat-test' }, body: JSON.stringify(body) });
@@ -18,7 +19,7 @@ beforeAll(async () => {
   const state = new FakeHubSpotState({ now: () => clock, searchLagMs: 1_000, batchConflicts: 'per-input' });
   state.defineProperty('contacts', 'customer_number', { unique: true });
   for (let i = 0; i < N; i++) ids.push(state.seed('contacts', { ai_external_id: `c-${i}`, customer_number: `n-${i}`, email: `c${i}@x.test` }));
-  for (let i = 0; i < N; i++) state.seed('notes', { crm_upsert_key: `k-${i}`, hs_timestamp: '2026-11-29T10:00:00Z' });
+  for (let i = 0; i < N; i++) noteIds.push(state.seed('notes', { crm_upsert_key: `k-${i}`, hs_timestamp: '2026-11-29T10:00:00Z' }));
   fake = fakeHubSpotFromState(state);
   const front = await fake.open('loopback');
   base = front.url;
@@ -59,5 +60,11 @@ describe('fakeHubSpot seeded with 50,000 records', () => {
     clock += 1_000;
     const r = await search();
     expect(r.body).toMatchObject({ total: 1, results: [{ properties: { crm_upsert_key: 'k-777' } }] });
+  });
+
+  it('pages a search on a value every record shares in the order of the records', async () => {
+    const r = await call('/crm/v3/objects/notes/search', { filterGroups: [{ filters: [{ propertyName: 'hs_timestamp', operator: 'EQ', value: '2026-11-29T10:00:00Z' }] }], limit: 3, after: '49998' });
+    expect(r.body.total).toBe(N);
+    expect((r.body.results as Results).map((x) => x.id)).toEqual(noteIds.slice(49998));
   });
 });
