@@ -5,7 +5,8 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { FakeRequest, FakeResponse } from '../../src/testing/fake-http.js';
-import type { FakeHubSpotOptions } from './hubspot-fake.js';
+import { RecordStore } from '../fake-store.js';
+import type { FakeHubSpotOptions } from './hubspot-fake-state.js';
 
 
 export interface FakeHubSpotRecord {
@@ -45,7 +46,8 @@ interface StoredRecord {
 
 interface ObjectStore {
   properties: Map<string, PropertyDef>;
-  records: Map<string, StoredRecord>;
+  /** Indexed by every unique property, the activities' key property, and any property looked up by value. */
+  records: RecordStore<StoredRecord>;
   required: string[];
 }
 
@@ -68,6 +70,8 @@ const defaultProperties: Record<string, string[]> = {
   notes: ['hs_timestamp', 'hs_note_body', 'hubspot_owner_id', 'hs_attachment_ids'],
   tasks: ['hs_timestamp', 'hs_task_subject', 'hs_task_body', 'hs_task_status', 'hs_task_priority', 'hs_task_type', 'hubspot_owner_id', 'hs_task_reminders'],
 };
+// The property activities carry their idempotency key in (indexed: the adapters look records up by it).
+const KEY_PROPERTY = 'crm_upsert_key';
 const readOnly = ['hs_object_id', 'createdate', 'lastmodifieddate', 'hs_createdate', 'hs_lastmodifieddate'];
 
 type Body = Record<string, unknown>;
@@ -95,26 +99,57 @@ export class FakeHubSpotCrm {
       if (type === 'notes' || type === 'tasks') store.required.push('hs_timestamp');
     }
     this.defineProperty('contacts', 'ai_external_id', { unique: true });
-    this.defineProperty('notes', 'crm_upsert_key');
-    this.defineProperty('tasks', 'crm_upsert_key');
+    for (const type of ['notes', 'tasks']) {
+      this.defineProperty(type, KEY_PROPERTY);
+      this.indexProperty(this.store(type)!, KEY_PROPERTY);
+    }
   }
 
   private store(objectType: string, create = false): ObjectStore | undefined {
     const type = objectTypeAliases[objectType] ?? objectType;
     let s = this.stores.get(type);
     if (!s && create) {
-      s = { properties: new Map(), records: new Map(), required: [] };
+      s = { properties: new Map(), records: new RecordStore((r) => r.id), required: [] };
       for (const p of readOnly) s.properties.set(p, { unique: p === 'hs_object_id', type: 'string', custom: false, readOnly: true, calculated: false });
+      this.indexProperty(s, 'hs_object_id');
       this.stores.set(type, s);
     }
     return s;
   }
 
+  private indexProperty(store: ObjectStore, name: string): void {
+    store.records.ensureIndex(name, (r) => r.properties.get(name));
+  }
+
+  /** The oldest record whose `name` is `value` (what a scan would find first), through the index. */
+  private byProperty(store: ObjectStore, name: string, value: string): StoredRecord | undefined {
+    this.indexProperty(store, name);
+    return store.records.lookup(name, value)[0];
+  }
+
 
   defineProperty(objectType: string, name: string, definition: FakePropertyDefinition = {}): void {
-    this.store(objectType, true)!.properties.set(name, {
+    const store = this.store(objectType, true)!;
+    store.properties.set(name, {
       unique: definition.unique ?? false, type: definition.type ?? 'string', custom: true, readOnly: definition.readOnly ?? false, calculated: definition.calculated ?? false,
     });
+    if (definition.unique) this.indexProperty(store, name);
+  }
+
+  /**
+   * Put a record straight into the store (no request, no limits, no validation beyond unique
+   * values): for seeding large portals in tests and benchmarks. Returns the new record's id.
+   */
+  seed(objectType: string, properties: Record<string, string>, at: number = this.now()): string {
+    const type = objectTypeAliases[objectType] ?? objectType;
+    const store = this.store(type);
+    if (!store) throw new Error(`fakeHubSpot: unknown object type ${objectType}`);
+    const conflict = this.uniqueConflict(type, store, properties, null);
+    if (conflict) throw new Error(`fakeHubSpot: cannot seed ${type}: ${String(asBody(conflict.body).message)}`);
+    const record = this.newRecord(at);
+    this.write(record, properties, at);
+    store.records.put(record);
+    return record.id;
   }
 
   /** Remove a property definition (a field the portal does not have). */
@@ -193,7 +228,8 @@ export class FakeHubSpotCrm {
   private uniqueConflict(type: string, store: ObjectStore, props: Body, selfId: string | null): FakeResponse | null {
     for (const [name, value] of Object.entries(props)) {
       if (!store.properties.get(name)?.unique || value === null || value === '') continue;
-      const holder = [...store.records.values()].find((r) => r.properties.get(name) === String(value) && r.id !== selfId);
+      this.indexProperty(store, name);
+      const holder = store.records.lookup(name, String(value)).find((r) => r.id !== selfId);
       if (holder) {
         const status = this.options.uniqueConflictStatus ?? 409;
         const label = singular[type] ?? type;
@@ -260,7 +296,7 @@ export class FakeHubSpotCrm {
     // HubSpot fails the whole upsert batch with a 409 naming only the first conflict.
     if ((this.options.batchConflicts ?? 'reject-batch') === 'reject-batch') {
       for (const input of parsed) {
-        const existing = [...store.records.values()].find((r) => r.properties.get(input.idProperty as string) === input.id);
+        const existing = this.byProperty(store, input.idProperty as string, input.id as string);
         const conflict = this.uniqueConflict(type, store, asBody(input.properties), existing?.id ?? '');
         if (conflict) return conflict;
       }
@@ -272,7 +308,7 @@ export class FakeHubSpotCrm {
       const idProperty = input.idProperty as string;
       const value = input.id as string;
       const props = asBody(input.properties);
-      const existing = [...store.records.values()].find((r) => r.properties.get(idProperty) === value);
+      const existing = this.byProperty(store, idProperty, value);
       const conflict = this.uniqueConflict(type, store, props, existing?.id ?? '');
       const trace = typeof input.objectWriteTraceId === 'string' ? input.objectWriteTraceId : undefined;
       if (conflict || (!existing && this.invalidProperties(store, props, true))) {
@@ -281,8 +317,11 @@ export class FakeHubSpotCrm {
         continue;
       }
       const record = existing ?? this.newRecord(t);
-      this.write(record, { ...props, [idProperty]: value }, t);
-      if (!existing) store.records.set(record.id, record);
+      if (existing) store.records.update(record, (r) => this.write(r, { ...props, [idProperty]: value }, t));
+      else {
+        this.write(record, { ...props, [idProperty]: value }, t);
+        store.records.put(record);
+      }
       results.push({ ...this.view(record), new: !existing, ...(trace ? { objectWriteTraceId: trace } : {}) });
     }
     return this.batchEnvelope(results, errors, 200);
@@ -346,7 +385,7 @@ export class FakeHubSpotCrm {
       }
       const record = this.newRecord(t);
       this.write(record, asBody(input.properties), t);
-      store.records.set(record.id, record);
+      store.records.put(record);
       for (const a of this.checkAssociations(asArray(input.associations)) as { toType: string; toId: string; typeId: number }[]) {
         this.associate(objectTypeAliases[type] ?? type, record, a.toType, a.toId, a.typeId);
       }
@@ -363,7 +402,7 @@ export class FakeHubSpotCrm {
 
   private find(store: ObjectStore, id: string, idProperty?: string): StoredRecord | undefined {
     if (!idProperty || idProperty === 'hs_object_id') return store.records.get(id);
-    return [...store.records.values()].find((r) => r.properties.get(idProperty) === id);
+    return this.byProperty(store, idProperty, id);
   }
 
   private batchRead(type: string, body: Body): FakeResponse {
@@ -428,7 +467,7 @@ export class FakeHubSpotCrm {
         default: return false;
       }
     };
-    const hits = [...store.records.values()].filter(
+    const hits = this.searchCandidates(store, groups).filter(
       (r) => r.updatedAt <= visibleBefore && (groups.length === 0 || groups.some((fs) => fs.every((f) => matches(r, f)))),
     );
     const limit = Math.min(200, Number(body.limit ?? 10) || 10);
@@ -438,6 +477,25 @@ export class FakeHubSpotCrm {
     const out: Body = { total: hits.length, results: page.map((r) => this.view(r, props)) };
     if (after + limit < hits.length) out.paging = { next: { after: String(after + limit) } };
     return { status: 200, body: out };
+  }
+
+  /**
+   * The records a search can match: when every filter group pins a property to values (EQ, IN),
+   * the union of those values' index entries, oldest first; otherwise every record.
+   */
+  private searchCandidates(store: ObjectStore, groups: Body[][]): StoredRecord[] {
+    if (groups.length === 0) return [...store.records.values()];
+    const found: StoredRecord[] = [];
+    for (const filters of groups) {
+      const pin = filters.find((f) => (f.operator === 'EQ' && f.value !== undefined) || (f.operator === 'IN' && !asArray(f.values).map(String).includes('\u0000')));
+      if (!pin) return [...store.records.values()];
+      const name = String(pin.propertyName);
+      this.indexProperty(store, name);
+      for (const value of pin.operator === 'EQ' ? [String(pin.value)] : asArray(pin.values).map(String)) {
+        for (const r of store.records.lookup(name, value)) found.push(r);
+      }
+    }
+    return store.records.oldestFirst(found);
   }
 
   private associationsRead(fromType: string, toType: string, body: Body): FakeResponse {
@@ -528,6 +586,7 @@ export class FakeHubSpotCrm {
       return errorBody(400, 'VALIDATION_ERROR', `Unique value properties are not supported for ${canonical}.`);
     }
     store.properties.set(name, { unique, type: String(body.type), custom: true, readOnly: false, calculated: false });
+    if (unique) this.indexProperty(store, name);
     return { status: 201, body: this.propertyView(type, name, store.properties.get(name)!) };
   }
 }

@@ -4,79 +4,13 @@
  * loopback fronts). It enforces what a real org does to a sync: External ID uniqueness,
  * 200-record collections, unknown fields rejected, Task lookups that must point at a real
  * Contact, per-record errors inside an HTTP 200, and the daily API allocation.
+ *
+ * The org itself lives in salesforce-fake-state.ts; this file only puts it behind the fronts.
  */
-import {
-  FakeHttpCore,
-  fakeCrmBase,
-  type FakeCrmBase,
-  interceptWithNock,
-  listenLoopback,
-  type FakeRequest,
-  type FakeResponse,
-  type FaultKind,
-  type FaultOptions,
-  proxyErrorPage,
-} from '../../src/testing/fake-http.js';
-import { parseSoqlSelect } from './soql.js';
+import { FakeHttpCore, fakeCrmBase, type FakeCrmBase, interceptWithNock, listenLoopback, type FakeRequest, type FaultKind } from '../../src/testing/fake-http.js';
+import { FakeSalesforceState, type FakeFieldOptions, type FakeFieldType, type FakeRecord, type FakeSalesforceOptions } from './salesforce-fake-state.js';
 
-export type FakeFieldType = 'id' | 'string' | 'email' | 'phone' | 'date' | 'picklist' | 'textarea' | 'reference';
-
-export interface FakeFieldOptions {
-  type?: FakeFieldType;
-  externalId?: boolean;
-  unique?: boolean;
-  /**
-   * Unique matching is case-sensitive (the recommended setting). Default true. A Unique field
-   * seeded case-insensitive matches `acme-1` to `ACME-1`, as a real org does.
-   */
-  caseSensitive?: boolean;
-  /** The API user may set it on create (describe `createable`). Default true. */
-  createable?: boolean;
-  /** The API user may change it on update (describe `updateable`). Default true. */
-  updateable?: boolean;
-  /** Required on create (REQUIRED_FIELD_MISSING). */
-  required?: boolean;
-  /** reference fields: the sObjects an id may point to. */
-  referenceTo?: string[];
-  /** Value set on create when absent. */
-  defaultValue?: string;
-}
-
-interface FieldDef extends Required<Pick<FakeFieldOptions, 'type' | 'externalId' | 'unique' | 'caseSensitive' | 'required' | 'createable' | 'updateable'>> {
-  name: string;
-  referenceTo: string[];
-  defaultValue?: string;
-}
-
-export type FakeRecord = Record<string, unknown> & { Id: string };
-
-interface SObjectState {
-  name: string;
-  prefix: string;
-  fields: Map<string, FieldDef>;
-  records: Map<string, FakeRecord>;
-  validations: Array<{ test: (r: FakeRecord) => boolean; message: string }>;
-  duplicateRuleFields: string[];
-}
-
-interface RecordFailure {
-  statusCode: string;
-  message: string;
-  fields: string[];
-}
-
-type WriteOutcome = { ok: true; id: string; created: boolean } | { ok: false; error: RecordFailure };
-
-export interface FakeSalesforceOptions {
-  /** Random fault schedule (seeded). */
-  faults?: FaultOptions;
-  /** Daily API allocation. Default 15,000 (Developer Edition). */
-  dailyLimit?: number;
-  /** Requests already used today. Default 0. */
-  apiUsed?: number;
-  /** When set, only this bearer token is accepted; otherwise any non-empty bearer token is. */
-  accessToken?: string;
-}
+export { FakeSalesforceState, type FakeFieldOptions, type FakeFieldType, type FakeRecord, type FakeSalesforceOptions };
 
 export interface FakeSalesforce extends FakeCrmBase<FaultKind> {
   /** Serve on loopback; `instanceUrl` is `http://127.0.0.1:PORT`. */
@@ -100,313 +34,16 @@ export interface FakeSalesforce extends FakeCrmBase<FaultKind> {
   requests: FakeRequest[];
 }
 
-const PREFIXES: Record<string, string> = { Account: '001', Contact: '003', Lead: '00Q', Task: '00T', Opportunity: '006', Case: '500' };
-const STRING: FakeFieldOptions = { type: 'string' };
-const EXTERNAL: FakeFieldOptions = { type: 'string', externalId: true, unique: true };
-
-const DEFAULT_SCHEMA: Record<string, Record<string, FakeFieldOptions>> = {
-  Account: { Name: { type: 'string', required: true }, AI_External_Id__c: EXTERNAL },
-  Contact: {
-    Email: { type: 'email' },
-    FirstName: STRING,
-    LastName: { type: 'string', required: true },
-    Phone: { type: 'phone' },
-    AccountId: { type: 'reference', referenceTo: ['Account'] },
-    AI_External_Id__c: EXTERNAL,
-  },
-  Task: {
-    Subject: STRING,
-    Description: { type: 'textarea' },
-    ActivityDate: { type: 'date' },
-    Status: { type: 'picklist', defaultValue: 'Not Started' },
-    Priority: { type: 'picklist', defaultValue: 'Normal' },
-    WhoId: { type: 'reference', referenceTo: ['Contact', 'Lead'] },
-    WhatId: { type: 'reference', referenceTo: ['Account', 'Opportunity', 'Case'] },
-    AI_Idempotency_Key__c: EXTERNAL,
-  },
-};
-
-const err = (statusCode: string, message: string, fields: string[] = []): RecordFailure => ({ statusCode, message, fields });
-const wire = (status: number, code: string, message: string, fields?: string[]): FakeResponse => ({
-  status,
-  body: [{ message, errorCode: code, ...(fields ? { fields } : {}) }],
-});
-const NOT_FOUND = () => wire(404, 'NOT_FOUND', 'The requested resource does not exist');
-
-/** Request label for counts: the path after the version, with record values and ids generalised. */
-function endpointOf(req: FakeRequest): string {
-  const m = /^\/services\/data\/v\d+\.\d(\/.*)?$/.exec(req.path);
-  if (!m) return `${req.method} ${req.path}`;
-  const parts = (m[1] ?? '/').split('/').slice(1);
-  if (parts[0] === 'sobjects' && parts.length >= 4) return `${req.method} /sobjects/${parts[1]}/${parts[2]}/{value}`;
-  if (parts[0] === 'sobjects' && parts.length === 3 && parts[2] !== 'describe') return `${req.method} /sobjects/${parts[1]}/{id}`;
-  return `${req.method} /${parts.join('/')}`;
+export function fakeSalesforce(options: FakeSalesforceOptions = {}): FakeSalesforce {
+  return fakeSalesforceFromState(new FakeSalesforceState(options));
 }
 
-export function fakeSalesforce(options: FakeSalesforceOptions = {}): FakeSalesforce {
-  const sobjects = new Map<string, SObjectState>();
-  let used = options.apiUsed ?? 0;
-  let limit = options.dailyLimit ?? 15_000;
-  let lockRows = 0;
-  let nextId = 1;
-  const requests: FakeRequest[] = [];
-
-  const defineField = (sobject: string, name: string, o: FakeFieldOptions = {}) => {
-    let s = sobjects.get(sobject);
-    if (!s) {
-      s = { name: sobject, prefix: PREFIXES[sobject] ?? `a0${String.fromCharCode(65 + (sobjects.size % 26))}`, fields: new Map(), records: new Map(), validations: [], duplicateRuleFields: [] };
-      s.fields.set('Id', { name: 'Id', type: 'id', externalId: false, unique: true, caseSensitive: true, required: false, createable: false, updateable: false, referenceTo: [] });
-      sobjects.set(sobject, s);
-    }
-    s.fields.set(name, {
-      name,
-      type: o.type ?? 'string',
-      externalId: o.externalId ?? false,
-      unique: o.unique ?? false,
-      caseSensitive: o.caseSensitive ?? true,
-      required: o.required ?? false,
-      createable: o.createable ?? true,
-      updateable: o.updateable ?? true,
-      referenceTo: o.referenceTo ?? [],
-      defaultValue: o.defaultValue,
-    });
-  };
-  for (const [sobject, fields] of Object.entries(DEFAULT_SCHEMA)) for (const [name, o] of Object.entries(fields)) defineField(sobject, name, o);
-
-  const newId = (s: SObjectState) => `${s.prefix}${(nextId++).toString(36).toUpperCase().padStart(12, '0')}AAA`;
-  const findById = (id: string) => {
-    for (const s of sobjects.values()) {
-      const r = s.records.get(id);
-      if (r) return { s, r };
-    }
-    return undefined;
-  };
-  // Matching ignores case only on a Unique field set to case-insensitive (CRM-API.md §2.5).
-  const same = (f: FieldDef, a: unknown, b: unknown) =>
-    typeof a === 'string' && typeof b === 'string' && f.unique && !f.caseSensitive ? a.toLowerCase() === b.toLowerCase() : a === b;
-
-  /** Validate and apply one record (the state machine's heart). Mutates `s` only on success. */
-  function writeRecord(s: SObjectState, extField: FieldDef, value: string, fields: Record<string, unknown>, allowSave: boolean): WriteOutcome | { multiple: string[] } {
-    const matches = [...s.records.values()].filter((r) => same(extField, r[extField.name], value));
-    if (matches.length > 1) return { multiple: matches.map((r) => r.Id) };
-    const existing = matches[0];
-    if (lockRows > 0) {
-      lockRows -= 1;
-      return { ok: false, error: err('UNABLE_TO_LOCK_ROW', `unable to obtain exclusive access to this record or 1 records: ${existing?.Id ?? value}`) };
-    }
-    const next: FakeRecord = existing ? { ...existing } : ({ Id: '' } as FakeRecord);
-    const locked = Object.keys(fields).filter((k) => k !== extField.name && !(existing ? s.fields.get(k)?.updateable : s.fields.get(k)?.createable));
-    if (locked.length > 0) {
-      return { ok: false, error: err('INVALID_FIELD_FOR_INSERT_UPDATE', `Unable to create/update fields: ${locked.join(', ')}. Please check the security settings of this field and verify that it is read/write for your profile or permission set.`, locked) };
-    }
-    for (const [k, v] of Object.entries(fields)) {
-      if (v === null) delete next[k];
-      else next[k] = v;
-    }
-    next[extField.name] = value;
-    for (const [name, f] of s.fields) {
-      const v = next[name];
-      if (!existing && v === undefined && f.defaultValue !== undefined) next[name] = f.defaultValue;
-      if (f.required && (v === undefined || v === '')) return { ok: false, error: err('REQUIRED_FIELD_MISSING', `Required fields are missing: [${name}]`, [name]) };
-      if (v === undefined) continue;
-      if (f.type === 'email' && (typeof v !== 'string' || !/^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(v))) {
-        return { ok: false, error: err('INVALID_EMAIL_ADDRESS', `${name}: invalid email address: ${String(v)}`, [name]) };
-      }
-      if (f.type === 'reference') {
-        if (typeof v !== 'string' || !/^[a-zA-Z0-9]{15}([a-zA-Z0-9]{3})?$/.test(v)) return { ok: false, error: err('MALFORMED_ID', `${name}: id value of incorrect type: ${String(v)}`, [name]) };
-        const label = name === 'WhoId' ? 'Name ID' : name === 'WhatId' ? 'Related To ID' : name;
-        if (!f.referenceTo.some((t) => v.startsWith(sobjects.get(t)?.prefix ?? PREFIXES[t] ?? '\u0000'))) {
-          return { ok: false, error: err('FIELD_INTEGRITY_EXCEPTION', `${label}: id value of incorrect type: ${v}`, [name]) };
-        }
-        if (!findById(v)) return { ok: false, error: err('INVALID_CROSS_REFERENCE_KEY', 'invalid cross reference id', [name]) };
-      }
-      if (f.unique) {
-        const clash = [...s.records.values()].find((r) => r.Id !== existing?.Id && same(f, r[name], v));
-        if (clash) return { ok: false, error: err('DUPLICATE_VALUE', `duplicate value found: ${name} duplicates value on record with id: ${clash.Id}`, [name]) };
-      }
-    }
-    for (const rule of s.validations) if (rule.test(next)) return { ok: false, error: err('FIELD_CUSTOM_VALIDATION_EXCEPTION', rule.message) };
-    if (!existing && !allowSave) {
-      for (const name of s.duplicateRuleFields) {
-        const dup = [...s.records.values()].find((r) => next[name] !== undefined && String(r[name] ?? '').toLowerCase() === String(next[name]).toLowerCase());
-        if (dup) return { ok: false, error: err('DUPLICATES_DETECTED', 'Use one of these records?') };
-      }
-    }
-    if (!existing) next.Id = newId(s);
-    s.records.set(next.Id, next);
-    return { ok: true, id: next.Id, created: !existing };
-  }
-
-  function unknownField(s: SObjectState, fields: Record<string, unknown>): FakeResponse | undefined {
-    for (const k of Object.keys(fields)) {
-      if (k === 'attributes') continue;
-      if (!s.fields.has(k) || k === 'Id') return wire(400, 'INVALID_FIELD', `No such column '${k}' on sobject of type ${s.name}`, [k]);
-    }
-    return undefined;
-  }
-
-  function collectionUpsert(version: number, s: SObjectState, extField: FieldDef, req: FakeRequest): FakeResponse {
-    if (version < 46) return NOT_FOUND();
-    const body = req.body as { allOrNone?: boolean; records?: Array<Record<string, unknown>> } | undefined;
-    if (!body || !Array.isArray(body.records)) return wire(400, 'JSON_PARSER_ERROR', 'The request body must be {"allOrNone": boolean, "records": [...]}');
-    if (body.records.length > 200) return wire(400, 'EXCEEDED_ID_LIMIT', 'record limit reached. cannot submit more than 200 records into this call');
-    for (const r of body.records) {
-      const type = (r.attributes as { type?: string } | undefined)?.type;
-      if (type !== s.name) return wire(400, 'INVALID_TYPE', `Each record must have attributes.type "${s.name}"`);
-      const bad = unknownField(s, r);
-      if (bad) return bad;
-    }
-    const allowSave = /allowSave\s*=\s*true/i.test(req.headers['sforce-duplicate-rule-header'] ?? '');
-    const seen = new Map<string, number>();
-    for (const r of body.records) if (typeof r[extField.name] === 'string') seen.set(String(r[extField.name]), (seen.get(String(r[extField.name])) ?? 0) + 1);
-    const snapshot = new Map(s.records);
-    const results = body.records.map((r): WriteOutcome => {
-      const value = r[extField.name];
-      if (typeof value !== 'string' || value === '') return { ok: false, error: err('MISSING_ARGUMENT', `${extField.name} not specified`, [extField.name]) };
-      if ((seen.get(value) ?? 0) > 1) return { ok: false, error: err('DUPLICATE_EXTERNAL_ID', `Duplicate external id specified: ${value}`, [extField.name]) };
-      const { attributes: _a, ...fields } = r;
-      const out = writeRecord(s, extField, value, fields, allowSave);
-      if ('multiple' in out) return { ok: false, error: err('DUPLICATE_EXTERNAL_ID', `${extField.name}: more than one record found for external id field: [${out.multiple.join(', ')}]`, [extField.name]) };
-      return out;
-    });
-    const rolledBack = body.allOrNone === true && results.some((r) => !r.ok);
-    if (rolledBack) {
-      s.records.clear();
-      for (const [k, v] of snapshot) s.records.set(k, v);
-    }
-    return {
-      status: 200,
-      body: results.map((r) =>
-        r.ok && !rolledBack
-          ? { id: r.id, success: true, errors: [], created: r.created }
-          : {
-              id: null,
-              success: false,
-              errors: [r.ok ? err('ALL_OR_NONE_OPERATION_ROLLED_BACK', 'Record rolled back because not all records were valid and the request was using AllOrNone header') : r.error],
-            },
-      ),
-    };
-  }
-
-  function singleUpsert(version: number, s: SObjectState, extField: FieldDef, value: string, req: FakeRequest): FakeResponse {
-    const fields = (req.body ?? {}) as Record<string, unknown>;
-    const bad = unknownField(s, fields);
-    if (bad) return bad;
-    const allowSave = /allowSave\s*=\s*true/i.test(req.headers['sforce-duplicate-rule-header'] ?? '');
-    const out = writeRecord(s, extField, value, fields, allowSave);
-    if ('multiple' in out) return { status: 300, body: out.multiple.map((id) => `/services/data/v${version.toFixed(1)}/sobjects/${s.name}/${id}`) };
-    if (!out.ok) return wire(400, out.error.statusCode, out.error.message, out.error.fields);
-    if (out.created) return { status: 201, body: { id: out.id, success: true, errors: [], created: true } };
-    if (version <= 45) return { status: 204 };
-    return { status: 200, body: { id: out.id, success: true, errors: [], created: false } };
-  }
-
-  function soqlQuery(q: string | null): FakeResponse {
-    const parsed = parseSoqlSelect(q ?? '');
-    if ('malformed' in parsed) return wire(400, 'MALFORMED_QUERY', `unexpected token: ${parsed.malformed}`);
-    const s = sobjects.get(parsed.sobject);
-    if (!s) return wire(400, 'INVALID_TYPE', `sObject type '${parsed.sobject}' is not supported.`);
-    for (const f of [...parsed.fields, ...(parsed.where ? [parsed.where.field] : [])]) {
-      if (!s.fields.has(f)) return wire(400, 'INVALID_FIELD', `No such column '${f}' on entity '${s.name}'.`);
-    }
-    // SOQL compares text case-insensitively, whatever the field's uniqueness setting.
-    const where = parsed.where;
-    const wanted = new Set(where?.values.map((v) => v.toLowerCase()));
-    let rows = [...s.records.values()].filter((r) => !where || (typeof r[where.field] === 'string' && wanted.has(String(r[where.field]).toLowerCase())));
-    if (parsed.limit !== undefined) rows = rows.slice(0, parsed.limit);
-    const records = rows.map((r) => {
-      const out: Record<string, unknown> = { attributes: { type: s.name, url: `/services/data/v60.0/sobjects/${s.name}/${r.Id}` } };
-      for (const f of parsed.fields) out[f] = r[f] ?? null;
-      return out;
-    });
-    return { status: 200, body: { totalSize: records.length, done: true, records } };
-  }
-
-  function describe(s: SObjectState): FakeResponse {
-    return {
-      status: 200,
-      body: {
-        name: s.name,
-        label: s.name,
-        custom: s.name.endsWith('__c'),
-        fields: [...s.fields.values()].map((f) => ({
-          name: f.name,
-          label: f.name,
-          type: f.type,
-          externalId: f.externalId,
-          unique: f.unique,
-          caseSensitive: f.caseSensitive,
-          idLookup: f.externalId || f.name === 'Id',
-          nillable: !f.required && f.name !== 'Id',
-          createable: f.createable,
-          updateable: f.updateable,
-          length: f.type === 'string' ? 255 : 0,
-          referenceTo: f.referenceTo,
-        })),
-      },
-    };
-  }
-
-  function route(req: FakeRequest): FakeResponse {
-    const m = /^\/services\/data\/v(\d+\.\d)(\/.*)?$/.exec(req.path);
-    if (!m) return NOT_FOUND();
-    const version = Number(m[1]);
-    const parts = (m[2] ?? '/').split('/').slice(1);
-    if (req.method === 'GET' && parts[0] === 'query' && parts.length === 1) return soqlQuery(req.query.get('q'));
-    if (req.method === 'GET' && parts[0] === 'limits' && parts.length === 1) return { status: 200, body: { DailyApiRequests: { Max: limit, Remaining: Math.max(0, limit - used) } } };
-    if (parts[0] === 'composite' && parts[1] === 'sobjects' && parts.length === 4 && req.method === 'PATCH') {
-      const s = sobjects.get(parts[2]!);
-      const f = s?.fields.get(parts[3]!);
-      if (!s || !f || !f.externalId) return NOT_FOUND();
-      return collectionUpsert(version, s, f, req);
-    }
-    if (parts[0] === 'sobjects' && parts.length >= 3) {
-      const s = sobjects.get(parts[1]!);
-      if (!s) return NOT_FOUND();
-      if (parts.length === 3 && parts[2] === 'describe' && req.method === 'GET') return describe(s);
-      if (parts.length === 3 && req.method === 'GET') {
-        const r = s.records.get(parts[2]!);
-        return r ? { status: 200, body: { attributes: { type: s.name }, ...r } } : NOT_FOUND();
-      }
-      if (parts.length >= 4 && req.method === 'PATCH') {
-        const f = s.fields.get(parts[2]!);
-        const value = parts.slice(3).join('/');
-        if (!f || !f.externalId || value === '') return NOT_FOUND();
-        return singleUpsert(version, s, f, value, req);
-      }
-    }
-    return NOT_FOUND();
-  }
-
-  const limitHeader = () => ({ 'sforce-limit-info': `api-usage=${used}/${limit}` });
-  const withLimit = (r: FakeResponse): FakeResponse => ({ ...r, headers: { ...limitHeader(), ...(r.headers ?? {}) } });
-
-  const core = new FakeHttpCore(
-    {
-      name: 'salesforce',
-      handle(req) {
-        const { authorization: _auth, ...headers } = req.headers;
-        requests.push({ ...req, headers });
-        const auth = /^Bearer\s+(\S+)$/i.exec(req.headers.authorization ?? '');
-        if (!auth || (options.accessToken !== undefined && auth[1] !== options.accessToken)) {
-          return withLimit(wire(401, 'INVALID_SESSION_ID', 'Session expired or invalid'));
-        }
-        if (used >= limit) return withLimit(wire(403, 'REQUEST_LIMIT_EXCEEDED', 'TotalRequests Limit exceeded.'));
-        used += 1;
-        return withLimit(route(req));
-      },
-      rateLimited: (seconds) => withLimit({ ...wire(429, 'REQUEST_LIMIT_EXCEEDED', 'ConcurrentPerOrgLongTxn Limit exceeded.'), headers: { 'retry-after': String(seconds) } }),
-      serverError: () => withLimit(wire(503, 'SERVER_UNAVAILABLE', 'Server temporarily unavailable, please retry')),
-      // Salesforce's edge answers a maintenance or gateway failure with an HTML page.
-      htmlError: () => withLimit({ status: 503, headers: { 'content-type': 'text/html; charset=UTF-8' }, rawBody: proxyErrorPage(503, 'Service Unavailable') }),
-      endpointOf,
-    },
-    options.faults ?? {},
-  );
-
+/** fakeSalesforce over an org built (and perhaps seeded) beforehand; faults come from its options. */
+export function fakeSalesforceFromState(state: FakeSalesforceState): FakeSalesforce {
+  const core = new FakeHttpCore(state, state.faultOptions);
   return {
     ...fakeCrmBase<FaultKind>(core, 'https://fake.my.salesforce.com'),
-    requests,
+    requests: state.requests,
     async listen(port = 0) {
       const server = await listenLoopback(core, port);
       return { instanceUrl: server.url, close: () => server.close() };
@@ -415,28 +52,13 @@ export function fakeSalesforce(options: FakeSalesforceOptions = {}): FakeSalesfo
       const front = await interceptWithNock(core, origin);
       return { instanceUrl: origin, stop: () => front.stop() };
     },
-    records: (sobject) => [...(sobjects.get(sobject)?.records.values() ?? [])].map((r) => ({ ...r })),
-    defineField,
-    removeField(sobject, name) {
-      sobjects.get(sobject)?.fields.delete(name);
-    },
-    setApiUsage(u, l) {
-      used = u;
-      if (l !== undefined) limit = l;
-    },
-    apiUsage: () => ({ used, limit }),
-    lockRowNext(n = 1) {
-      lockRows += n;
-    },
-    addValidationRule(sobject, test, message) {
-      const s = sobjects.get(sobject);
-      if (!s) throw new Error(`fakeSalesforce: unknown sObject ${sobject}`);
-      s.validations.push({ test, message });
-    },
-    addDuplicateRule(sobject, field) {
-      const s = sobjects.get(sobject);
-      if (!s) throw new Error(`fakeSalesforce: unknown sObject ${sobject}`);
-      s.duplicateRuleFields.push(field);
-    },
+    records: (sobject) => state.records(sobject),
+    defineField: (sobject, name, o) => state.defineField(sobject, name, o),
+    removeField: (sobject, name) => state.removeField(sobject, name),
+    setApiUsage: (used, limit) => state.setApiUsage(used, limit),
+    apiUsage: () => state.apiUsage(),
+    lockRowNext: (n) => state.lockRowNext(n),
+    addValidationRule: (sobject, test, message) => state.addValidationRule(sobject, test, message),
+    addDuplicateRule: (sobject, field) => state.addDuplicateRule(sobject, field),
   };
 }
