@@ -15,6 +15,7 @@ import type {
   WindowSettleRequest,
   WindowSlot,
 } from './types.js';
+import { ClaimAction, decideClaim, takenEntry } from './decide-claim.js';
 
 interface Slot {
   owner: string;
@@ -41,43 +42,13 @@ export function memoryLedger(options: MemoryLedgerOptions = {}): LedgerBackend {
   let floor = 0;
 
   const claimOne = (req: ClaimRequest, now: number): ClaimResult => {
-    const existing = entries.get(req.key);
+    const existing = entries.get(req.key) ?? null;
     const mark = req.markId === undefined ? undefined : marks.get(req.markId);
-    const taken = (entry: LedgerEntry): ClaimResult => ({ key: req.key, outcome: 'claimed', token: entry.token, entry: copy(entry), mark });
-    if (!existing || (existing.expiresAt !== null && existing.expiresAt <= now && existing.status !== 'in_progress')) {
-      const entry: LedgerEntry = {
-        key: req.key,
-        fingerprint: req.fingerprint,
-        status: 'in_progress',
-        token: Math.max(existing?.token ?? 0, floor) + 1,
-        leaseUntil: now + req.leaseMs,
-        attempts: 1,
-        result: null,
-        error: null,
-        createdAt: now,
-        updatedAt: now,
-        owner: req.owner ?? null,
-        expiresAt: null,
-      };
-      entries.set(req.key, entry);
-      return taken(entry);
-    }
-    if (existing.fingerprint !== req.fingerprint) return { key: req.key, outcome: 'conflict', entry: copy(existing), mark };
-    const expired = existing.status === 'in_progress' && (existing.leaseUntil ?? 0) <= now;
-    const retry = existing.status === 'failed' && req.retryFailed === true;
-    if (expired || retry) {
-      Object.assign(existing, {
-        status: 'in_progress',
-        token: existing.token + 1,
-        leaseUntil: now + req.leaseMs,
-        attempts: existing.attempts + 1,
-        updatedAt: now,
-        owner: req.owner ?? null,
-        expiresAt: null,
-      });
-      return taken(existing);
-    }
-    return { key: req.key, outcome: existing.status, entry: copy(existing), mark };
+    const decision = decideClaim(existing, req, now, floor);
+    if (decision.action === ClaimAction.answer) return { key: req.key, outcome: decision.outcome, entry: copy(existing!), mark };
+    const entry = takenEntry(existing, req, now, decision);
+    entries.set(req.key, entry);
+    return { key: req.key, outcome: 'claimed', token: entry.token, entry: copy(entry), mark };
   };
 
   const fenced = (ref: TokenRef): LedgerEntry | undefined => {

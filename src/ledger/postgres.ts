@@ -9,6 +9,7 @@ import type {
   ClaimRequest, ClaimResult, CompleteRequest, EntryStatus, FailRequest, Json, LedgerBackend, LedgerEntry,
   ListOptions, TokenRef, WindowAcquireRequest, WindowSettleRequest, WindowSlot,
 } from './types.js';
+import { ClaimAction, decideClaim } from './decide-claim.js';
 
 /** The one method of a `pg.Pool` (or `pg.Client`) the ledger calls. */
 export interface PgQueryable {
@@ -132,13 +133,11 @@ const pick = (row: Record<string, unknown>, acquired: boolean): WindowSlot => ({
   acquired, owner: String(row.owner), confirmed: row.confirmed === true, expiresAt: num(row.expires_at),
 });
 
-/** What a claim that did not take `entry` reports, or undefined when the row it read is stale. */
+/** What a claim that did not take `entry` reports, or undefined when decideClaim says it should have: the row it read is stale. */
 function notTaken(entry: LedgerEntry, r: ClaimRequest, now: number): ClaimResult['outcome'] | undefined {
-  if (entry.status !== 'in_progress' && entry.expiresAt !== null && entry.expiresAt <= now) return undefined;
-  if (entry.fingerprint !== r.fingerprint) return 'conflict';
-  if (entry.status === 'in_progress') return (entry.leaseUntil ?? 0) <= now ? undefined : 'in_progress';
-  if (entry.status === 'failed' && r.retryFailed === true) return undefined;
-  return entry.status;
+  // The floor only sets a fresh token, never whether a claim takes the key.
+  const decision = decideClaim(entry, r, now, 0);
+  return decision.action === ClaimAction.answer ? decision.outcome : undefined;
 }
 
 /** Postgres error codes a read-only ledger that was never created answers with: undefined table, schema. */
@@ -205,6 +204,8 @@ export function postgresLedger(options: PostgresLedgerOptions): LedgerBackend {
   // Read-only opens may meet a version 1 table (no owner column): to_jsonb reads it either way.
   const readCols = readOnly ? cols(`to_jsonb(e) ->> 'owner'`) : COLS;
 
+  // decideClaim in SQL: the conflict WHERE takes exactly the rows it answers fresh, take over or
+  // retry failed for; the conformance suite's decideClaim table holds this statement to it.
   const claimSql = `
     WITH input AS (
       SELECT * FROM unnest($1::text[], $2::text[], $3::bigint[], $4::boolean[], $5::text[], $7::text[])

@@ -50,6 +50,7 @@ local function raiseFloor(token)
 end
 `;
 
+/** decideClaim in Lua, branch for branch; the conformance suite's decideClaim table holds it to it. */
 const CLAIM = `${PRELUDE}
 for i, r in ipairs(reqs) do
   local key, fp, lease, owner = r[1], r[2], r[3], r[6]

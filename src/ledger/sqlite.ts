@@ -11,6 +11,7 @@ import type {
   ClaimRequest, ClaimResult, CompleteRequest, EntryStatus, FailRequest, Json, LedgerBackend, LedgerEntry,
   ListOptions, TokenRef, WindowAcquireRequest, WindowSettleRequest, WindowSlot,
 } from './types.js';
+import { ClaimAction, decideClaim, takenEntry } from './decide-claim.js';
 
 export interface SqliteLedgerOptions {
   /** Database file (its directory is created), or `:memory:`. */
@@ -210,8 +211,8 @@ function writableLedger(db: Database.Database, checkFile: () => void, reads: Rea
     floor: db.prepare<[], { value: number }>(`SELECT value FROM meta WHERE name = 'token_floor'`),
     fresh: db.prepare(`INSERT OR REPLACE INTO entries (key, fingerprint, status, token, lease_until, attempts, created_at, updated_at, owner)
       VALUES (?, ?, 'in_progress', ?, ?, 1, ?, ?, ?)`),
-    takeOver: db.prepare(`UPDATE entries SET status = 'in_progress', token = token + 1, lease_until = ?,
-      attempts = attempts + 1, updated_at = ?, expires_at = NULL, owner = ? WHERE key = ?`),
+    takeOver: db.prepare(`UPDATE entries SET status = 'in_progress', token = ?, lease_until = ?,
+      attempts = ?, updated_at = ?, expires_at = NULL, owner = ? WHERE key = ?`),
     mark: db.prepare<[string], { value: string }>('SELECT value FROM marks WHERE id = ?'),
     setMark: db.prepare('INSERT INTO marks (id, value) VALUES (?, ?) ON CONFLICT (id) DO UPDATE SET value = excluded.value'),
     complete: db.prepare(`UPDATE entries SET status = 'completed', result = ?, error = NULL, lease_until = NULL,
@@ -237,26 +238,22 @@ function writableLedger(db: Database.Database, checkFile: () => void, reads: Rea
     releaseWindow: db.prepare('DELETE FROM windows WHERE id = ? AND owner = ?'),
   };
 
-  const claimOne = (req: ClaimRequest, now: number): ClaimResult => {
+  const claimOne = (req: ClaimRequest, now: number, floor: number): ClaimResult => {
     const row = q.get.get(req.key);
-    let outcome: ClaimResult['outcome'];
-    if (!row || (row.expires_at !== null && row.expires_at <= now && row.status !== 'in_progress')) {
-      // New, or past its retention: the token starts above the floor so a pruned key's stale tokens never match.
-      const token = Math.max(row?.token ?? 0, q.floor.get()?.value ?? 0) + 1;
-      q.fresh.run(req.key, req.fingerprint, token, now + req.leaseMs, now, now, req.owner ?? null);
-      outcome = 'claimed';
-    } else if (row.fingerprint !== req.fingerprint) {
-      outcome = 'conflict';
-    } else if ((row.status === 'in_progress' && (row.lease_until ?? 0) <= now)
-      || (row.status === 'failed' && req.retryFailed === true)) {
-      q.takeOver.run(now + req.leaseMs, now, req.owner ?? null, req.key);
-      outcome = 'claimed';
+    const existing = row ? toEntry(row) : null;
+    const decision = decideClaim(existing, req, now, floor);
+    let result: ClaimResult;
+    if (decision.action === ClaimAction.answer) {
+      result = { key: req.key, outcome: decision.outcome, entry: existing! };
     } else {
-      outcome = row.status;
+      const entry = takenEntry(existing, req, now, decision);
+      if (decision.action === ClaimAction.fresh) {
+        q.fresh.run(req.key, entry.fingerprint, entry.token, entry.leaseUntil, entry.createdAt, entry.updatedAt, entry.owner);
+      } else {
+        q.takeOver.run(entry.token, entry.leaseUntil, entry.attempts, entry.updatedAt, entry.owner, req.key);
+      }
+      result = { key: req.key, outcome: 'claimed', token: entry.token, entry };
     }
-    const entry = toEntry(outcome === 'claimed' ? q.get.get(req.key)! : row!);
-    const result: ClaimResult = { key: req.key, outcome, entry };
-    if (outcome === 'claimed') result.token = entry.token;
     if (req.markId !== undefined) {
       const mark = q.mark.get(req.markId);
       if (mark) result.mark = mark.value;
@@ -311,7 +308,11 @@ function writableLedger(db: Database.Database, checkFile: () => void, reads: Rea
 
   return {
     name: 'sqlite',
-    claim: batch('claim', (reqs: ClaimRequest[], now) => reqs.map((r) => claimOne(r, now))),
+    // Only prune raises the floor, and not inside this transaction: one read serves the batch.
+    claim: batch('claim', (reqs: ClaimRequest[], now) => {
+      const floor = q.floor.get()?.value ?? 0;
+      return reqs.map((r) => claimOne(r, now, floor));
+    }),
     complete: completeTx,
     fail: failTx,
     release: batch('release', (reqs: TokenRef[], now) => reqs.map((r) => q.release.run(now, now, r.key, r.token).changes === 1)),
