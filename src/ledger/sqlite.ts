@@ -8,9 +8,10 @@ import { dirname, resolve } from 'node:path';
 import Database from 'better-sqlite3';
 import { LedgerError } from '../errors.js';
 import type {
-  ClaimRequest, ClaimResult, CompleteRequest, EntryStatus, FailRequest, Json, LedgerBackend, LedgerEntry,
+  ClaimRequest, ClaimResult, CompleteRequest, FailRequest, LedgerBackend, LedgerEntry,
   ListOptions, TokenRef, WindowAcquireRequest, WindowSettleRequest, WindowSlot,
 } from './types.js';
+import { encodeJson, entryFromRow, entryToRow, ledgerFailure, readOnlyRefusal, type EntryRow } from './kit/index.js';
 import { ClaimAction, decideClaim, takenEntry } from './decide-claim.js';
 
 export interface SqliteLedgerOptions {
@@ -28,21 +29,8 @@ export interface SqliteLedgerOptions {
 /** 2: entries.owner and the token floor in `meta`. */
 const SCHEMA_VERSION = 2;
 
-interface EntryRow {
-  key: string;
-  fingerprint: string;
-  status: EntryStatus;
-  token: number;
-  lease_until: number | null;
-  attempts: number;
-  result: string | null;
-  error: string | null;
-  created_at: number;
-  updated_at: number;
-  expires_at: number | null;
-  /** Absent in a ledger of schema version 1 opened read-only. */
-  owner?: string | null;
-}
+/** Absent in a ledger of schema version 1 opened read-only. */
+type StoredRow = Omit<EntryRow, 'owner'> & { owner?: string | null };
 
 interface WindowRow {
   id: string;
@@ -50,23 +38,6 @@ interface WindowRow {
   confirmed: number;
   expires_at: number;
 }
-
-const parseJson = (text: string | null): Json | null => (text === null ? null : (JSON.parse(text) as Json));
-
-const toEntry = (row: EntryRow): LedgerEntry => ({
-  key: row.key,
-  fingerprint: row.fingerprint,
-  status: row.status,
-  token: row.token,
-  leaseUntil: row.lease_until,
-  attempts: row.attempts,
-  result: parseJson(row.result),
-  error: parseJson(row.error),
-  createdAt: row.created_at,
-  updatedAt: row.updated_at,
-  owner: row.owner ?? null,
-  expiresAt: row.expires_at,
-});
 
 const toSlot = (row: WindowRow, acquired: boolean): WindowSlot => ({
   acquired,
@@ -167,13 +138,13 @@ export function sqliteLedger(options: SqliteLedgerOptions): LedgerBackend {
     } catch (err) {
       // Read-only over a file that holds no ledger (yet): nothing to find.
       if (!createSchema && /no such table/i.test((err as Error).message)) return Promise.resolve(empty);
-      return Promise.reject(new LedgerError(`sqlite ledger ${what} failed: ${(err as Error).message}`, { cause: err }));
+      return Promise.reject(ledgerFailure('sqlite', what, err));
     }
   };
   const reads = {
     get: (key: string) => read('get', null, (d) => {
-      const row = d.prepare<[string], EntryRow>('SELECT * FROM entries WHERE key = ?').get(key);
-      return row ? toEntry(row) : null;
+      const row = d.prepare<[string], StoredRow>('SELECT * FROM entries WHERE key = ?').get(key);
+      return row ? entryFromRow(row) : null;
     }),
     list: (opts: ListOptions = {}) => read('list', [] as LedgerEntry[], (d) => {
       const where: string[] = [];
@@ -183,7 +154,7 @@ export function sqliteLedger(options: SqliteLedgerOptions): LedgerBackend {
       const sql = `SELECT * FROM entries ${where.length ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY key`
         + (opts.limit !== undefined ? ' LIMIT ?' : '');
       if (opts.limit !== undefined) params.push(Math.max(0, Math.floor(opts.limit)));
-      return (d.prepare(sql).all(...params) as EntryRow[]).map(toEntry);
+      return (d.prepare(sql).all(...params) as StoredRow[]).map(entryFromRow);
     }),
     isDurable: async () => options.path !== ':memory:' && options.path !== '',
     close: async () => {
@@ -191,8 +162,7 @@ export function sqliteLedger(options: SqliteLedgerOptions): LedgerBackend {
     },
   };
   if (!db || !createSchema) {
-    const refuse = (what: string) => () =>
-      Promise.reject(new LedgerError(`sqlite ledger at ${options.path} is opened read-only (createSchema: false): ${what} refused`));
+    const refuse = (what: string) => () => Promise.reject(readOnlyRefusal(`sqlite ledger at ${options.path}`, what));
     return {
       name: 'sqlite',
       claim: refuse('claim'), complete: refuse('complete'), fail: refuse('fail'), release: refuse('release'),
@@ -207,12 +177,11 @@ type Reads = Pick<LedgerBackend, 'get' | 'list' | 'close'> & Required<Pick<Ledge
 
 function writableLedger(db: Database.Database, checkFile: () => void, reads: Reads): LedgerBackend {
   const q = {
-    get: db.prepare<[string], EntryRow>('SELECT * FROM entries WHERE key = ?'),
+    get: db.prepare<[string], StoredRow>('SELECT * FROM entries WHERE key = ?'),
     floor: db.prepare<[], { value: number }>(`SELECT value FROM meta WHERE name = 'token_floor'`),
-    fresh: db.prepare(`INSERT OR REPLACE INTO entries (key, fingerprint, status, token, lease_until, attempts, created_at, updated_at, owner)
-      VALUES (?, ?, 'in_progress', ?, ?, 1, ?, ?, ?)`),
-    takeOver: db.prepare(`UPDATE entries SET status = 'in_progress', token = ?, lease_until = ?,
-      attempts = ?, updated_at = ?, expires_at = NULL, owner = ? WHERE key = ?`),
+    put: db.prepare<[EntryRow]>(`INSERT OR REPLACE INTO entries (key, fingerprint, status, token, lease_until, attempts, result, error,
+      created_at, updated_at, expires_at, owner) VALUES ($key, $fingerprint, $status, $token, $lease_until, $attempts, $result, $error,
+      $created_at, $updated_at, $expires_at, $owner)`),
     mark: db.prepare<[string], { value: string }>('SELECT value FROM marks WHERE id = ?'),
     setMark: db.prepare('INSERT INTO marks (id, value) VALUES (?, ?) ON CONFLICT (id) DO UPDATE SET value = excluded.value'),
     complete: db.prepare(`UPDATE entries SET status = 'completed', result = ?, error = NULL, lease_until = NULL,
@@ -240,18 +209,14 @@ function writableLedger(db: Database.Database, checkFile: () => void, reads: Rea
 
   const claimOne = (req: ClaimRequest, now: number, floor: number): ClaimResult => {
     const row = q.get.get(req.key);
-    const existing = row ? toEntry(row) : null;
+    const existing = row ? entryFromRow(row) : null;
     const decision = decideClaim(existing, req, now, floor);
     let result: ClaimResult;
     if (decision.action === ClaimAction.answer) {
       result = { key: req.key, outcome: decision.outcome, entry: existing! };
     } else {
       const entry = takenEntry(existing, req, now, decision);
-      if (decision.action === ClaimAction.fresh) {
-        q.fresh.run(req.key, entry.fingerprint, entry.token, entry.leaseUntil, entry.createdAt, entry.updatedAt, entry.owner);
-      } else {
-        q.takeOver.run(entry.token, entry.leaseUntil, entry.attempts, entry.updatedAt, entry.owner, req.key);
-      }
+      q.put.run(entryToRow(entry));
       result = { key: req.key, outcome: 'claimed', token: entry.token, entry };
     }
     if (req.markId !== undefined) {
@@ -280,7 +245,7 @@ function writableLedger(db: Database.Database, checkFile: () => void, reads: Rea
       try {
         return tx.immediate(items, now, leaseMs);
       } catch (err) {
-        throw new LedgerError(`sqlite ledger ${what} failed: ${(err as Error).message}`, { cause: err });
+        throw ledgerFailure('sqlite', what, err);
       }
     };
   };
@@ -292,10 +257,10 @@ function writableLedger(db: Database.Database, checkFile: () => void, reads: Rea
   };
   const completeTx = batch('complete', (reqs: CompleteRequest[], now) => reqs.map((r) => {
     const expiresAt = r.retentionMs === null || r.retentionMs === undefined ? null : now + r.retentionMs;
-    return setMark(q.complete.run(JSON.stringify(r.result), now, expiresAt, r.key, r.token).changes === 1, r.mark);
+    return setMark(q.complete.run(encodeJson(r.result), now, expiresAt, r.key, r.token).changes === 1, r.mark);
   }));
   const failTx = batch('fail', (reqs: FailRequest[], now) =>
-    reqs.map((r) => setMark(q.fail.run(JSON.stringify(r.error), now, r.key, r.token).changes === 1, r.mark)));
+    reqs.map((r) => setMark(q.fail.run(encodeJson(r.error), now, r.key, r.token).changes === 1, r.mark)));
   const renewTx = batch('renew', (reqs: TokenRef[], now, leaseMs) =>
     reqs.map((r) => q.renew.run(now + leaseMs, now, r.key, r.token, now).changes === 1));
   const pruneTx = batch('prune', (olderThan: (number | undefined)[], now) => {

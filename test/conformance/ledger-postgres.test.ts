@@ -1,6 +1,6 @@
 import pg from 'pg';
 import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { migrate, postgresLedger } from '../../src/ledger/postgres.js';
+import { migrate, postgresLedger } from '../../src/ledger/postgres/index.js';
 import { postgresUrl, runId } from '../helpers/services.js';
 import { ledgerConformance } from '../../src/ledger/conformance/index.js';
 import { describeMultiProcessClaims } from './ledger-multi-process.js';

@@ -1,6 +1,6 @@
 import { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { redisLedger } from '../../src/ledger/redis.js';
+import { redisLedger } from '../../src/ledger/redis/index.js';
 import { redisUrl, runId } from '../helpers/services.js';
 import { ledgerConformance } from '../../src/ledger/conformance/index.js';
 import { describeMultiProcessClaims } from './ledger-multi-process.js';
