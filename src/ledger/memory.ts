@@ -16,12 +16,7 @@ import type {
   WindowSlot,
 } from './types.js';
 import { ClaimAction, decideClaim, takenEntry } from './decide-claim.js';
-
-interface Slot {
-  owner: string;
-  confirmed: boolean;
-  expiresAt: number;
-}
+import { decideWindow, type StoredSlot } from './decide-window.js';
 
 const copy = (entry: LedgerEntry): LedgerEntry => structuredClone(entry);
 
@@ -37,7 +32,7 @@ export interface MemoryLedgerOptions {
 export function memoryLedger(options: MemoryLedgerOptions = {}): LedgerBackend {
   const entries = new Map<string, LedgerEntry>();
   const marks = new Map<string, string>();
-  const windows = new Map<string, Slot>();
+  const windows = new Map<string, StoredSlot>();
   /** Above every token of a pruned entry: a key that comes back starts over it. */
   let floor = 0;
 
@@ -137,15 +132,10 @@ export function memoryLedger(options: MemoryLedgerOptions = {}): LedgerBackend {
     },
     async windowAcquire(requests: WindowAcquireRequest[], now) {
       return requests.map((r): WindowSlot => {
-        const slot = windows.get(r.id);
-        if (!slot || slot.expiresAt <= now || slot.owner === r.owner) {
-          const kept = slot && slot.owner === r.owner && slot.expiresAt > now && slot.confirmed;
-          const next = kept ? slot : { owner: r.owner, confirmed: false, expiresAt: now + r.ttlMs };
-          if (r.ttlMs > 0 || kept) windows.set(r.id, next);
-          else windows.delete(r.id);
-          return { acquired: true, ...next };
-        }
-        return { acquired: false, ...slot };
+        const { acquired, slot, store } = decideWindow(windows.get(r.id) ?? null, r, now);
+        if (store === 'put') windows.set(r.id, slot);
+        else if (store === 'delete') windows.delete(r.id);
+        return { acquired, ...slot };
       });
     },
     async windowSettle(requests: WindowSettleRequest[], now) {

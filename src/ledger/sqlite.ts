@@ -13,6 +13,7 @@ import type {
 } from './types.js';
 import { encodeJson, entryFromRow, entryToRow, ledgerFailure, readOnlyRefusal, type EntryRow } from './kit/index.js';
 import { ClaimAction, decideClaim, takenEntry } from './decide-claim.js';
+import { decideWindow, type StoredSlot } from './decide-window.js';
 
 export interface SqliteLedgerOptions {
   /** Database file (its directory is created), or `:memory:`. */
@@ -39,8 +40,7 @@ interface WindowRow {
   expires_at: number;
 }
 
-const toSlot = (row: WindowRow, acquired: boolean): WindowSlot => ({
-  acquired,
+const toSlot = (row: WindowRow): StoredSlot => ({
   owner: row.owner,
   confirmed: row.confirmed === 1,
   expiresAt: row.expires_at,
@@ -228,13 +228,10 @@ function writableLedger(db: Database.Database, checkFile: () => void, reads: Rea
 
   const acquireOne = (r: WindowAcquireRequest, now: number): WindowSlot => {
     const row = q.window.get(r.id);
-    const live = row !== undefined && row.expires_at > now;
-    if (live && row.owner !== r.owner) return toSlot(row, false);
-    if (live && row.confirmed === 1) return toSlot(row, true);
-    // Absent, expired, or this owner's pending hold: (re)start it; a probe (ttl 0) leaves nothing behind.
-    if (r.ttlMs > 0) q.putWindow.run(r.id, r.owner, now + r.ttlMs);
-    else if (row) q.dropWindow.run(r.id);
-    return { acquired: true, owner: r.owner, confirmed: false, expiresAt: now + r.ttlMs };
+    const { acquired, slot, store } = decideWindow(row ? toSlot(row) : null, r, now);
+    if (store === 'put') q.putWindow.run(r.id, r.owner, slot.expiresAt);
+    else if (store === 'delete') q.dropWindow.run(r.id);
+    return { acquired, ...slot };
   };
 
   // A transaction function takes the batch and the caller's clock, so `now` never leaks between calls.
