@@ -94,7 +94,7 @@ export function statements(t: Tables, readOnly: boolean) {
   const failSql = fencedWithMark([['error', 'text']],
     `status = 'failed', error = i.error::json, lease_until = NULL, updated_at = $now`);
 
-  // Requests with ttl 0 (probes) never insert; a probe ends its own owner's pending hold, as
+  // decideWindow in SQL. Requests with ttl 0 (probes) never insert; a probe ends its own owner's pending hold, as
   // extending it to now would, and an expired slot, unless the same batch takes that slot.
   const acquireSql = `
     WITH input AS (

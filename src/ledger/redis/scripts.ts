@@ -107,6 +107,7 @@ const RENEW = fencedScript(`    redis.call('HSET', ek, 'lease', fmt(now + leaseM
   also: " and (tonumber(redis.call('HGET', ek, 'lease')) or 0) > now",
 });
 
+/** decideWindow in Lua. */
 const WINDOW_ACQUIRE = `${PRELUDE}
 for i, r in ipairs(reqs) do
   local wk = P .. 'w:' .. r[1]
