@@ -7,6 +7,7 @@
  * because claim and fencing are built on it. memory, sqlite, postgres and redis all can.
  */
 import { ConfigError, LedgerError, redact } from '../errors.js';
+import { readOnlyRefusal } from './kit/failures.js';
 import type { LedgerBackend } from './types.js';
 
 export * from './types.js';
@@ -69,7 +70,7 @@ function loaderFor(url: string, options: OpenLedgerOptions): { name: string; loa
       return {
         name: 'postgres',
         hasClock: true,
-        load: async () => (await import('./postgres.js')).postgresLedger({
+        load: async () => (await import('./postgres/index.js')).postgresLedger({
           connectionString: url, tablePrefix: options.tablePrefix, schema: options.schema, createSchema,
         }),
       };
@@ -78,7 +79,7 @@ function loaderFor(url: string, options: OpenLedgerOptions): { name: string; loa
       return {
         name: 'redis',
         hasClock: true,
-        load: async () => (await import('./redis.js')).redisLedger({ url, prefix: options.keyPrefix, createSchema, durable: options.durable }),
+        load: async () => (await import('./redis/index.js')).redisLedger({ url, prefix: options.keyPrefix, createSchema, durable: options.durable }),
       };
     default:
       throw new ConfigError(
@@ -109,7 +110,7 @@ export function openLedger(url: string, options: OpenLedgerOptions = {}): Ledger
 
   // Refused here too, so a read-only open of any backend (memory included) never even loads to write.
   const writable = async (what: string): Promise<LedgerBackend> => {
-    if (options.createSchema === false) throw new LedgerError(`${name} ledger is opened read-only (createSchema: false): ${what} refused`);
+    if (options.createSchema === false) throw readOnlyRefusal(`${name} ledger`, what);
     return ready();
   };
 

@@ -15,12 +15,8 @@ import type {
   WindowSettleRequest,
   WindowSlot,
 } from './types.js';
-
-interface Slot {
-  owner: string;
-  confirmed: boolean;
-  expiresAt: number;
-}
+import { ClaimAction, decideClaim, takenEntry } from './decide-claim.js';
+import { decideWindow, type StoredSlot } from './decide-window.js';
 
 const copy = (entry: LedgerEntry): LedgerEntry => structuredClone(entry);
 
@@ -36,48 +32,18 @@ export interface MemoryLedgerOptions {
 export function memoryLedger(options: MemoryLedgerOptions = {}): LedgerBackend {
   const entries = new Map<string, LedgerEntry>();
   const marks = new Map<string, string>();
-  const windows = new Map<string, Slot>();
+  const windows = new Map<string, StoredSlot>();
   /** Above every token of a pruned entry: a key that comes back starts over it. */
   let floor = 0;
 
   const claimOne = (req: ClaimRequest, now: number): ClaimResult => {
-    const existing = entries.get(req.key);
+    const existing = entries.get(req.key) ?? null;
     const mark = req.markId === undefined ? undefined : marks.get(req.markId);
-    const taken = (entry: LedgerEntry): ClaimResult => ({ key: req.key, outcome: 'claimed', token: entry.token, entry: copy(entry), mark });
-    if (!existing || (existing.expiresAt !== null && existing.expiresAt <= now && existing.status !== 'in_progress')) {
-      const entry: LedgerEntry = {
-        key: req.key,
-        fingerprint: req.fingerprint,
-        status: 'in_progress',
-        token: Math.max(existing?.token ?? 0, floor) + 1,
-        leaseUntil: now + req.leaseMs,
-        attempts: 1,
-        result: null,
-        error: null,
-        createdAt: now,
-        updatedAt: now,
-        owner: req.owner ?? null,
-        expiresAt: null,
-      };
-      entries.set(req.key, entry);
-      return taken(entry);
-    }
-    if (existing.fingerprint !== req.fingerprint) return { key: req.key, outcome: 'conflict', entry: copy(existing), mark };
-    const expired = existing.status === 'in_progress' && (existing.leaseUntil ?? 0) <= now;
-    const retry = existing.status === 'failed' && req.retryFailed === true;
-    if (expired || retry) {
-      Object.assign(existing, {
-        status: 'in_progress',
-        token: existing.token + 1,
-        leaseUntil: now + req.leaseMs,
-        attempts: existing.attempts + 1,
-        updatedAt: now,
-        owner: req.owner ?? null,
-        expiresAt: null,
-      });
-      return taken(existing);
-    }
-    return { key: req.key, outcome: existing.status, entry: copy(existing), mark };
+    const decision = decideClaim(existing, req, now, floor);
+    if (decision.action === ClaimAction.answer) return { key: req.key, outcome: decision.outcome, entry: copy(existing!), mark };
+    const entry = takenEntry(existing, req, now, decision);
+    entries.set(req.key, entry);
+    return { key: req.key, outcome: 'claimed', token: entry.token, entry: copy(entry), mark };
   };
 
   const fenced = (ref: TokenRef): LedgerEntry | undefined => {
@@ -166,15 +132,10 @@ export function memoryLedger(options: MemoryLedgerOptions = {}): LedgerBackend {
     },
     async windowAcquire(requests: WindowAcquireRequest[], now) {
       return requests.map((r): WindowSlot => {
-        const slot = windows.get(r.id);
-        if (!slot || slot.expiresAt <= now || slot.owner === r.owner) {
-          const kept = slot && slot.owner === r.owner && slot.expiresAt > now && slot.confirmed;
-          const next = kept ? slot : { owner: r.owner, confirmed: false, expiresAt: now + r.ttlMs };
-          if (r.ttlMs > 0 || kept) windows.set(r.id, next);
-          else windows.delete(r.id);
-          return { acquired: true, ...next };
-        }
-        return { acquired: false, ...slot };
+        const { acquired, slot, store } = decideWindow(windows.get(r.id) ?? null, r, now);
+        if (store === 'put') windows.set(r.id, slot);
+        else if (store === 'delete') windows.delete(r.id);
+        return { acquired, ...slot };
       });
     },
     async windowSettle(requests: WindowSettleRequest[], now) {

@@ -8,9 +8,12 @@ import { dirname, resolve } from 'node:path';
 import Database from 'better-sqlite3';
 import { LedgerError } from '../errors.js';
 import type {
-  ClaimRequest, ClaimResult, CompleteRequest, EntryStatus, FailRequest, Json, LedgerBackend, LedgerEntry,
+  ClaimRequest, ClaimResult, CompleteRequest, FailRequest, LedgerBackend, LedgerEntry,
   ListOptions, TokenRef, WindowAcquireRequest, WindowSettleRequest, WindowSlot,
 } from './types.js';
+import { encodeJson, entryFromRow, entryToRow, ledgerFailure, readOnlyRefusal, type EntryRow } from './kit/index.js';
+import { ClaimAction, decideClaim, takenEntry } from './decide-claim.js';
+import { decideWindow, type StoredSlot } from './decide-window.js';
 
 export interface SqliteLedgerOptions {
   /** Database file (its directory is created), or `:memory:`. */
@@ -27,21 +30,8 @@ export interface SqliteLedgerOptions {
 /** 2: entries.owner and the token floor in `meta`. */
 const SCHEMA_VERSION = 2;
 
-interface EntryRow {
-  key: string;
-  fingerprint: string;
-  status: EntryStatus;
-  token: number;
-  lease_until: number | null;
-  attempts: number;
-  result: string | null;
-  error: string | null;
-  created_at: number;
-  updated_at: number;
-  expires_at: number | null;
-  /** Absent in a ledger of schema version 1 opened read-only. */
-  owner?: string | null;
-}
+/** Absent in a ledger of schema version 1 opened read-only. */
+type StoredRow = Omit<EntryRow, 'owner'> & { owner?: string | null };
 
 interface WindowRow {
   id: string;
@@ -50,25 +40,7 @@ interface WindowRow {
   expires_at: number;
 }
 
-const parseJson = (text: string | null): Json | null => (text === null ? null : (JSON.parse(text) as Json));
-
-const toEntry = (row: EntryRow): LedgerEntry => ({
-  key: row.key,
-  fingerprint: row.fingerprint,
-  status: row.status,
-  token: row.token,
-  leaseUntil: row.lease_until,
-  attempts: row.attempts,
-  result: parseJson(row.result),
-  error: parseJson(row.error),
-  createdAt: row.created_at,
-  updatedAt: row.updated_at,
-  owner: row.owner ?? null,
-  expiresAt: row.expires_at,
-});
-
-const toSlot = (row: WindowRow, acquired: boolean): WindowSlot => ({
-  acquired,
+const toSlot = (row: WindowRow): StoredSlot => ({
   owner: row.owner,
   confirmed: row.confirmed === 1,
   expiresAt: row.expires_at,
@@ -166,13 +138,13 @@ export function sqliteLedger(options: SqliteLedgerOptions): LedgerBackend {
     } catch (err) {
       // Read-only over a file that holds no ledger (yet): nothing to find.
       if (!createSchema && /no such table/i.test((err as Error).message)) return Promise.resolve(empty);
-      return Promise.reject(new LedgerError(`sqlite ledger ${what} failed: ${(err as Error).message}`, { cause: err }));
+      return Promise.reject(ledgerFailure('sqlite', what, err));
     }
   };
   const reads = {
     get: (key: string) => read('get', null, (d) => {
-      const row = d.prepare<[string], EntryRow>('SELECT * FROM entries WHERE key = ?').get(key);
-      return row ? toEntry(row) : null;
+      const row = d.prepare<[string], StoredRow>('SELECT * FROM entries WHERE key = ?').get(key);
+      return row ? entryFromRow(row) : null;
     }),
     list: (opts: ListOptions = {}) => read('list', [] as LedgerEntry[], (d) => {
       const where: string[] = [];
@@ -182,7 +154,7 @@ export function sqliteLedger(options: SqliteLedgerOptions): LedgerBackend {
       const sql = `SELECT * FROM entries ${where.length ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY key`
         + (opts.limit !== undefined ? ' LIMIT ?' : '');
       if (opts.limit !== undefined) params.push(Math.max(0, Math.floor(opts.limit)));
-      return (d.prepare(sql).all(...params) as EntryRow[]).map(toEntry);
+      return (d.prepare(sql).all(...params) as StoredRow[]).map(entryFromRow);
     }),
     isDurable: async () => options.path !== ':memory:' && options.path !== '',
     close: async () => {
@@ -190,8 +162,7 @@ export function sqliteLedger(options: SqliteLedgerOptions): LedgerBackend {
     },
   };
   if (!db || !createSchema) {
-    const refuse = (what: string) => () =>
-      Promise.reject(new LedgerError(`sqlite ledger at ${options.path} is opened read-only (createSchema: false): ${what} refused`));
+    const refuse = (what: string) => () => Promise.reject(readOnlyRefusal(`sqlite ledger at ${options.path}`, what));
     return {
       name: 'sqlite',
       claim: refuse('claim'), complete: refuse('complete'), fail: refuse('fail'), release: refuse('release'),
@@ -206,12 +177,11 @@ type Reads = Pick<LedgerBackend, 'get' | 'list' | 'close'> & Required<Pick<Ledge
 
 function writableLedger(db: Database.Database, checkFile: () => void, reads: Reads): LedgerBackend {
   const q = {
-    get: db.prepare<[string], EntryRow>('SELECT * FROM entries WHERE key = ?'),
+    get: db.prepare<[string], StoredRow>('SELECT * FROM entries WHERE key = ?'),
     floor: db.prepare<[], { value: number }>(`SELECT value FROM meta WHERE name = 'token_floor'`),
-    fresh: db.prepare(`INSERT OR REPLACE INTO entries (key, fingerprint, status, token, lease_until, attempts, created_at, updated_at, owner)
-      VALUES (?, ?, 'in_progress', ?, ?, 1, ?, ?, ?)`),
-    takeOver: db.prepare(`UPDATE entries SET status = 'in_progress', token = token + 1, lease_until = ?,
-      attempts = attempts + 1, updated_at = ?, expires_at = NULL, owner = ? WHERE key = ?`),
+    put: db.prepare<[EntryRow]>(`INSERT OR REPLACE INTO entries (key, fingerprint, status, token, lease_until, attempts, result, error,
+      created_at, updated_at, expires_at, owner) VALUES ($key, $fingerprint, $status, $token, $lease_until, $attempts, $result, $error,
+      $created_at, $updated_at, $expires_at, $owner)`),
     mark: db.prepare<[string], { value: string }>('SELECT value FROM marks WHERE id = ?'),
     setMark: db.prepare('INSERT INTO marks (id, value) VALUES (?, ?) ON CONFLICT (id) DO UPDATE SET value = excluded.value'),
     complete: db.prepare(`UPDATE entries SET status = 'completed', result = ?, error = NULL, lease_until = NULL,
@@ -237,26 +207,18 @@ function writableLedger(db: Database.Database, checkFile: () => void, reads: Rea
     releaseWindow: db.prepare('DELETE FROM windows WHERE id = ? AND owner = ?'),
   };
 
-  const claimOne = (req: ClaimRequest, now: number): ClaimResult => {
+  const claimOne = (req: ClaimRequest, now: number, floor: number): ClaimResult => {
     const row = q.get.get(req.key);
-    let outcome: ClaimResult['outcome'];
-    if (!row || (row.expires_at !== null && row.expires_at <= now && row.status !== 'in_progress')) {
-      // New, or past its retention: the token starts above the floor so a pruned key's stale tokens never match.
-      const token = Math.max(row?.token ?? 0, q.floor.get()?.value ?? 0) + 1;
-      q.fresh.run(req.key, req.fingerprint, token, now + req.leaseMs, now, now, req.owner ?? null);
-      outcome = 'claimed';
-    } else if (row.fingerprint !== req.fingerprint) {
-      outcome = 'conflict';
-    } else if ((row.status === 'in_progress' && (row.lease_until ?? 0) <= now)
-      || (row.status === 'failed' && req.retryFailed === true)) {
-      q.takeOver.run(now + req.leaseMs, now, req.owner ?? null, req.key);
-      outcome = 'claimed';
+    const existing = row ? entryFromRow(row) : null;
+    const decision = decideClaim(existing, req, now, floor);
+    let result: ClaimResult;
+    if (decision.action === ClaimAction.answer) {
+      result = { key: req.key, outcome: decision.outcome, entry: existing! };
     } else {
-      outcome = row.status;
+      const entry = takenEntry(existing, req, now, decision);
+      q.put.run(entryToRow(entry));
+      result = { key: req.key, outcome: 'claimed', token: entry.token, entry };
     }
-    const entry = toEntry(outcome === 'claimed' ? q.get.get(req.key)! : row!);
-    const result: ClaimResult = { key: req.key, outcome, entry };
-    if (outcome === 'claimed') result.token = entry.token;
     if (req.markId !== undefined) {
       const mark = q.mark.get(req.markId);
       if (mark) result.mark = mark.value;
@@ -266,13 +228,10 @@ function writableLedger(db: Database.Database, checkFile: () => void, reads: Rea
 
   const acquireOne = (r: WindowAcquireRequest, now: number): WindowSlot => {
     const row = q.window.get(r.id);
-    const live = row !== undefined && row.expires_at > now;
-    if (live && row.owner !== r.owner) return toSlot(row, false);
-    if (live && row.confirmed === 1) return toSlot(row, true);
-    // Absent, expired, or this owner's pending hold: (re)start it; a probe (ttl 0) leaves nothing behind.
-    if (r.ttlMs > 0) q.putWindow.run(r.id, r.owner, now + r.ttlMs);
-    else if (row) q.dropWindow.run(r.id);
-    return { acquired: true, owner: r.owner, confirmed: false, expiresAt: now + r.ttlMs };
+    const { acquired, slot, store } = decideWindow(row ? toSlot(row) : null, r, now);
+    if (store === 'put') q.putWindow.run(r.id, r.owner, slot.expiresAt);
+    else if (store === 'delete') q.dropWindow.run(r.id);
+    return { acquired, ...slot };
   };
 
   // A transaction function takes the batch and the caller's clock, so `now` never leaks between calls.
@@ -283,7 +242,7 @@ function writableLedger(db: Database.Database, checkFile: () => void, reads: Rea
       try {
         return tx.immediate(items, now, leaseMs);
       } catch (err) {
-        throw new LedgerError(`sqlite ledger ${what} failed: ${(err as Error).message}`, { cause: err });
+        throw ledgerFailure('sqlite', what, err);
       }
     };
   };
@@ -295,10 +254,10 @@ function writableLedger(db: Database.Database, checkFile: () => void, reads: Rea
   };
   const completeTx = batch('complete', (reqs: CompleteRequest[], now) => reqs.map((r) => {
     const expiresAt = r.retentionMs === null || r.retentionMs === undefined ? null : now + r.retentionMs;
-    return setMark(q.complete.run(JSON.stringify(r.result), now, expiresAt, r.key, r.token).changes === 1, r.mark);
+    return setMark(q.complete.run(encodeJson(r.result), now, expiresAt, r.key, r.token).changes === 1, r.mark);
   }));
   const failTx = batch('fail', (reqs: FailRequest[], now) =>
-    reqs.map((r) => setMark(q.fail.run(JSON.stringify(r.error), now, r.key, r.token).changes === 1, r.mark)));
+    reqs.map((r) => setMark(q.fail.run(encodeJson(r.error), now, r.key, r.token).changes === 1, r.mark)));
   const renewTx = batch('renew', (reqs: TokenRef[], now, leaseMs) =>
     reqs.map((r) => q.renew.run(now + leaseMs, now, r.key, r.token, now).changes === 1));
   const pruneTx = batch('prune', (olderThan: (number | undefined)[], now) => {
@@ -311,7 +270,11 @@ function writableLedger(db: Database.Database, checkFile: () => void, reads: Rea
 
   return {
     name: 'sqlite',
-    claim: batch('claim', (reqs: ClaimRequest[], now) => reqs.map((r) => claimOne(r, now))),
+    // Only prune raises the floor, and not inside this transaction: one read serves the batch.
+    claim: batch('claim', (reqs: ClaimRequest[], now) => {
+      const floor = q.floor.get()?.value ?? 0;
+      return reqs.map((r) => claimOne(r, now, floor));
+    }),
     complete: completeTx,
     fail: failTx,
     release: batch('release', (reqs: TokenRef[], now) => reqs.map((r) => q.release.run(now, now, r.key, r.token).changes === 1)),

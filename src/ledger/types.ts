@@ -150,9 +150,8 @@ export interface ListOptions {
   after?: string;
 }
 
-export interface LedgerBackend {
-  /** `memory`, `sqlite`, `postgres`, `redis`. */
-  readonly name: string;
+/** The processed-key half of a backend: one entry per key, claimed, fenced and settled. */
+export interface EntryStore {
   claim(requests: ClaimRequest[], now: number): Promise<ClaimResult[]>;
   /** Fenced: an item succeeds only if the entry is in progress with this token. */
   complete(requests: CompleteRequest[], now: number): Promise<boolean[]>;
@@ -166,6 +165,10 @@ export interface LedgerBackend {
   list(options?: ListOptions): Promise<LedgerEntry[]>;
   /** Delete entries whose `expiresAt` passed, and completed/failed entries last updated before `olderThan` (if given). Returns how many. */
   prune(now: number, olderThan?: number): Promise<number>;
+}
+
+/** The dedupe-window half of a backend: slots held by one owner key, set-if-absent with expiry. */
+export interface WindowStore {
   /**
    * Atomic per slot: acquired if absent, expired, or already held by the same owner. A pending
    * hold of the same owner is extended to `now + ttlMs` (that is how a live holder renews it); a
@@ -174,6 +177,11 @@ export interface LedgerBackend {
   windowAcquire(requests: WindowAcquireRequest[], now: number): Promise<WindowSlot[]>;
   /** Owner-fenced: confirm (extend to ttl) or release a slot. */
   windowSettle(requests: WindowSettleRequest[], now: number): Promise<void>;
+}
+
+export interface LedgerBackend extends EntryStore, WindowStore {
+  /** `memory`, `sqlite`, `postgres`, `redis`. */
+  readonly name: string;
   /**
    * The ledger's own clock, epoch ms (Postgres `clock_timestamp()`, Redis `TIME`). Optional: a
    * backend without it shares the machine's clock with its callers (memory, SQLite).

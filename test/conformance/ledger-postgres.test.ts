@@ -1,8 +1,9 @@
 import pg from 'pg';
-import { afterAll, describe, expect, it } from 'vitest';
-import { migrate, postgresLedger } from '../../src/ledger/postgres.js';
+import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { migrate, postgresLedger } from '../../src/ledger/postgres/index.js';
 import { postgresUrl, runId } from '../helpers/services.js';
-import { describeLedgerConformance, describeMultiProcessClaims } from './ledger.suite.js';
+import { ledgerConformance } from '../../src/ledger/conformance/index.js';
+import { describeMultiProcessClaims } from './ledger-multi-process.js';
 
 const url = await postgresUrl();
 
@@ -31,11 +32,12 @@ async function existing(schema: string, tablePrefix: string): Promise<string[]> 
 }
 
 let fresh = { schema: '', tablePrefix: '' };
-describeLedgerConformance('postgres', async () => {
+ledgerConformance('postgres', async () => {
   last = `${runId()}_`;
   prefixes.push(last);
   return postgresLedger({ pool: pool!, tablePrefix: last });
 }, {
+  describe, it, expect, beforeEach, afterEach,
   skip: !url,
   clock: true,
   durable: true,

@@ -1,8 +1,9 @@
 import { Redis } from 'ioredis';
-import { afterAll } from 'vitest';
-import { redisLedger } from '../../src/ledger/redis.js';
+import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { redisLedger } from '../../src/ledger/redis/index.js';
 import { redisUrl, runId } from '../helpers/services.js';
-import { describeLedgerConformance, describeMultiProcessClaims } from './ledger.suite.js';
+import { ledgerConformance } from '../../src/ledger/conformance/index.js';
+import { describeMultiProcessClaims } from './ledger-multi-process.js';
 
 const url = await redisUrl();
 const client = url ? new Redis(url) : undefined;
@@ -27,10 +28,11 @@ async function configuredDurable(): Promise<boolean> {
   return aof === 'yes' && policy === 'noeviction';
 }
 
-describeLedgerConformance('redis', async () => {
+ledgerConformance('redis', async () => {
   last = `{${run}}:${n++}:`;
   return redisLedger({ client: client!, prefix: last });
 }, {
+  describe, it, expect, beforeEach, afterEach,
   skip: !client,
   clock: true,
   durable: await configuredDurable(),

@@ -1,9 +1,10 @@
 import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll } from 'vitest';
+import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { sqliteLedger } from '../../src/ledger/sqlite.js';
-import { describeLedgerConformance, describeMultiProcessClaims } from './ledger.suite.js';
+import { ledgerConformance } from '../../src/ledger/conformance/index.js';
+import { describeMultiProcessClaims } from './ledger-multi-process.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'crm-upsert-sqlite-'));
 let n = 0;
@@ -11,10 +12,11 @@ let last = '';
 let fresh = '';
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-describeLedgerConformance('sqlite', async () => {
+ledgerConformance('sqlite', async () => {
   last = join(dir, `nested/dir/ledger-${n++}.db`);
   return sqliteLedger({ path: last });
 }, {
+  describe, it, expect, beforeEach, afterEach,
   clock: false,
   durable: true,
   readOnly: {

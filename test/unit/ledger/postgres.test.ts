@@ -1,6 +1,6 @@
 import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
-import { postgresLedger } from '../../../src/ledger/postgres.js';
+import { postgresLedger } from '../../../src/ledger/postgres/index.js';
 import { postgresUrl, runId } from '../../helpers/services.js';
 
 const url = await postgresUrl();

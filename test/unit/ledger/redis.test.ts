@@ -1,7 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Redis } from 'ioredis';
 import { afterAll, describe, expect, it, vi } from 'vitest';
-import { redisLedger } from '../../../src/ledger/redis.js';
+import { redisLedger } from '../../../src/ledger/redis/index.js';
 import { redisUrl, runId } from '../../helpers/services.js';
 
 const url = await redisUrl();

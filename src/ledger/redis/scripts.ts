@@ -1,0 +1,203 @@
+/**
+ * The Lua scripts of the Redis ledger, one per batch operation. Each gets KEYS[1] the key index,
+ * ARGV[1] the key prefix, ARGV[2] now and ARGV[3] the requests as JSON (list and prune: a scan
+ * window instead). Entry replies list the fields in the codec's column order (kit/codec.ts).
+ */
+
+/**
+ * The hash fields of an entry, in the codec's column order after the key: fp fingerprint,
+ * st status, tok token, lease, att attempts, res/err JSON, ca/ua/exp times, own owner.
+ */
+export const ENTRY_FIELDS = ['fp', 'st', 'tok', 'lease', 'att', 'res', 'err', 'ca', 'ua', 'exp', 'own'] as const;
+const LUA_FIELDS = `local FIELDS = {${ENTRY_FIELDS.map((f) => `'${f}'`).join(', ')}}`;
+
+const PRELUDE = `
+local P = ARGV[1]
+local now = tonumber(ARGV[2])
+local reqs = cjson.decode(ARGV[3])
+local idx = KEYS[1]
+local out = {}
+local function fmt(n) return string.format('%.0f', n) end
+${LUA_FIELDS}
+local function entry(ek) return redis.call('HMGET', ek, unpack(FIELDS)) end
+local function fenced(ek, token)
+  local e = redis.call('HMGET', ek, 'st', 'tok')
+  return e[1] == 'in_progress' and tonumber(e[2]) == token
+end
+local function floor() return tonumber(redis.call('GET', P .. 'floor')) or 0 end
+local function raiseFloor(token)
+  if token > floor() then redis.call('SET', P .. 'floor', fmt(token)) end
+end
+`;
+
+/** decideClaim in Lua, branch for branch; the conformance suite's decideClaim table holds it to it. */
+const CLAIM = `${PRELUDE}
+for i, r in ipairs(reqs) do
+  local key, fp, lease, owner = r[1], r[2], r[3], r[6]
+  local ek = P .. 'e:' .. key
+  local e = entry(ek)
+  local outcome
+  local exp = tonumber(e[10])
+  if not e[1] or (e[2] ~= 'in_progress' and exp and exp <= now) then
+    -- new, or past its retention: the key starts over, its token above the floor
+    local token = math.max(tonumber(e[3]) or 0, floor()) + 1
+    redis.call('DEL', ek)
+    redis.call('HSET', ek, 'fp', fp, 'st', 'in_progress', 'tok', fmt(token), 'lease', fmt(now + lease),
+      'att', '1', 'ca', fmt(now), 'ua', fmt(now))
+    if owner then redis.call('HSET', ek, 'own', owner) end
+    redis.call('ZADD', idx, 0, key)
+    outcome = 'claimed'
+  elseif e[1] ~= fp then
+    outcome = 'conflict'
+  elseif (e[2] == 'in_progress' and (tonumber(e[4]) or 0) <= now) or (e[2] == 'failed' and r[4]) then
+    redis.call('HSET', ek, 'st', 'in_progress', 'tok', fmt(tonumber(e[3]) + 1), 'lease', fmt(now + lease),
+      'att', fmt(tonumber(e[5]) + 1), 'ua', fmt(now))
+    redis.call('HDEL', ek, 'exp')
+    if owner then redis.call('HSET', ek, 'own', owner) else redis.call('HDEL', ek, 'own') end
+    redis.call('PERSIST', ek)
+    outcome = 'claimed'
+  else
+    outcome = e[2]
+  end
+  if outcome == 'claimed' then e = entry(ek) end
+  local mark = false
+  if r[5] then mark = redis.call('GET', P .. 'm:' .. r[5]) end
+  out[i] = {outcome, e[1], e[2], e[3], e[4], e[5], e[6], e[7], e[8], e[9], e[10], e[11], mark}
+end
+return out`;
+
+/**
+ * A fenced batch script: for each request {key, token, ...}, run `body` when the entry is in
+ * progress with that token (and `also` holds), answering 1, else 0.
+ */
+const fencedScript = (body: string, { head = '', also = '' }: { head?: string; also?: string } = {}) => `${PRELUDE}
+${head}
+for i, r in ipairs(reqs) do
+  local ek = P .. 'e:' .. r[1]
+  if fenced(ek, r[2])${also} then
+${body}
+    out[i] = 1
+  else
+    out[i] = 0
+  end
+end
+return out`;
+
+const COMPLETE = fencedScript(`    redis.call('HSET', ek, 'st', 'completed', 'res', r[3], 'ua', fmt(now))
+    redis.call('HDEL', ek, 'err', 'lease')
+    if r[4] then
+      redis.call('HSET', ek, 'exp', fmt(now + r[4]))
+      -- relative expiry: the same instant as expiresAt on a real clock, and harmless on a test clock
+      if r[4] > 0 then redis.call('PEXPIRE', ek, r[4]) end
+      -- the entry and its token vanish together: a later claim of the key must start above it
+      raiseFloor(r[2])
+    else
+      redis.call('HDEL', ek, 'exp')
+    end
+    if r[5] then redis.call('SET', P .. 'm:' .. r[5], r[6]) end`);
+
+const FAIL = fencedScript(`    redis.call('HSET', ek, 'st', 'failed', 'err', r[3], 'ua', fmt(now))
+    redis.call('HDEL', ek, 'lease')
+    if r[4] then redis.call('SET', P .. 'm:' .. r[4], r[5]) end`);
+
+const RELEASE = fencedScript(`    redis.call('HSET', ek, 'lease', fmt(now), 'ua', fmt(now))`);
+
+const RENEW = fencedScript(`    redis.call('HSET', ek, 'lease', fmt(now + leaseMs), 'ua', fmt(now))`, {
+  head: 'local leaseMs = tonumber(ARGV[4])',
+  also: " and (tonumber(redis.call('HGET', ek, 'lease')) or 0) > now",
+});
+
+/** decideWindow in Lua. */
+const WINDOW_ACQUIRE = `${PRELUDE}
+for i, r in ipairs(reqs) do
+  local wk = P .. 'w:' .. r[1]
+  local w = redis.call('HMGET', wk, 'o', 'c', 'x')
+  if w[1] and tonumber(w[3]) > now and (w[1] ~= r[2] or w[2] == '1') then
+    out[i] = {w[1] == r[2] and 1 or 0, w[1], w[2], w[3]}
+  else
+    -- absent, expired, or this owner's pending hold: (re)start it; a probe (ttl 0) stores nothing
+    if r[3] > 0 then
+      redis.call('HSET', wk, 'o', r[2], 'c', '0', 'x', fmt(now + r[3]))
+      redis.call('PEXPIRE', wk, r[3])
+    elseif w[1] then
+      redis.call('DEL', wk)
+    end
+    out[i] = {1, r[2], '0', fmt(now + r[3])}
+  end
+end
+return out`;
+
+const WINDOW_SETTLE = `${PRELUDE}
+for _, r in ipairs(reqs) do
+  local wk = P .. 'w:' .. r[1]
+  if redis.call('HGET', wk, 'o') == r[2] then
+    if r[3] and r[3] > 0 then
+      redis.call('HSET', wk, 'c', '1', 'x', fmt(now + r[3]))
+      redis.call('PEXPIRE', wk, r[3])
+    else
+      redis.call('DEL', wk)
+    end
+  end
+end
+return 0`;
+
+/**
+ * Scans up to ARGV[3] index members after ARGV[2]; returns {lastScanned, matches...}. Drops index
+ * members of vanished entries unless ARGV[6] (read-only) is '1'.
+ */
+const LIST = `
+${LUA_FIELDS}
+local P, after, count, status, limit = ARGV[1], ARGV[2], tonumber(ARGV[3]), ARGV[4], tonumber(ARGV[5])
+local idx = KEYS[1]
+local keys = redis.call('ZRANGEBYLEX', idx, after == '' and '-' or ('(' .. after), '+', 'LIMIT', 0, count)
+local out = {keys[#keys] or false}
+for _, k in ipairs(keys) do
+  local e = redis.call('HMGET', P .. 'e:' .. k, unpack(FIELDS))
+  if not e[1] then
+    if ARGV[6] ~= '1' then redis.call('ZREM', idx, k) end
+  elseif status == '' or e[2] == status then
+    out[#out + 1] = {k, e[1], e[2], e[3], e[4], e[5], e[6], e[7], e[8], e[9], e[10], e[11]}
+    if limit >= 0 and #out - 1 >= limit then
+      out[1] = k
+      return out
+    end
+  end
+end
+return out`;
+
+/** Scans up to ARGV[3] index members after ARGV[2]; deletes the expired and the old; returns {lastScanned, deleted}. */
+const PRUNE = `
+local P, after, count, now, older = ARGV[1], ARGV[2], tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5])
+local idx = KEYS[1]
+local keys = redis.call('ZRANGEBYLEX', idx, after == '' and '-' or ('(' .. after), '+', 'LIMIT', 0, count)
+local n, top = 0, 0
+for _, k in ipairs(keys) do
+  local ek = P .. 'e:' .. k
+  local e = redis.call('HMGET', ek, 'st', 'ua', 'exp', 'tok')
+  local exp = tonumber(e[3])
+  local gone = not e[1]
+    or (exp and exp <= now)
+    or (older and e[1] ~= 'in_progress' and tonumber(e[2]) < older)
+  if gone then
+    top = math.max(top, tonumber(e[4]) or 0)
+    redis.call('DEL', ek)
+    redis.call('ZREM', idx, k)
+    n = n + 1
+  end
+end
+local floorKey = P .. 'floor'
+if top > (tonumber(redis.call('GET', floorKey)) or 0) then redis.call('SET', floorKey, string.format('%.0f', top)) end
+return {keys[#keys] or false, n}`;
+
+export const SCRIPTS = {
+  crmUpsertLedgerClaim: CLAIM,
+  crmUpsertLedgerComplete: COMPLETE,
+  crmUpsertLedgerFail: FAIL,
+  crmUpsertLedgerRelease: RELEASE,
+  crmUpsertLedgerRenew: RENEW,
+  crmUpsertLedgerWindowAcquire: WINDOW_ACQUIRE,
+  crmUpsertLedgerWindowSettle: WINDOW_SETTLE,
+  crmUpsertLedgerList: LIST,
+  crmUpsertLedgerPrune: PRUNE,
+} as const;
+export type ScriptName = keyof typeof SCRIPTS;
