@@ -19,7 +19,7 @@ import type { CrmAdapter } from '../src/adapter.js';
 import { createSync } from '../src/engine/index.js';
 import { CrmError } from '../src/errors.js';
 import { redisLedger } from '../src/ledger/redis.js';
-import { seededRandom } from '../src/testing/fake-http.js';
+import { seededRandom } from '../adapters/testing/fake-http.js';
 import { isMain, main, numberArg, round, seconds } from './lib.js';
 
 export interface PowertoolsOptions {

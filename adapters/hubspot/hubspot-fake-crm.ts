@@ -4,7 +4,7 @@
  * live in hubspot-fake.ts; calling `route` commits.
  */
 import { randomUUID } from 'node:crypto';
-import type { FakeRequest, FakeResponse } from '../../src/testing/fake-http.js';
+import type { FakeRequest, FakeResponse } from '../testing/fake-http.js';
 import type { FakeHubSpotOptions } from './hubspot-fake.js';
 
 

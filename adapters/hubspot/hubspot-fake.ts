@@ -22,7 +22,7 @@ import {
   type FakeVendor,
   type FaultKind,
   proxyErrorPage,
-} from '../../src/testing/fake-http.js';
+} from '../testing/fake-http.js';
 import { errorBody, FakeHubSpotCrm, type FakeHubSpotRecord, type FakePropertyDefinition } from './hubspot-fake-crm.js';
 
 export type { FakeHubSpotRecord, FakePropertyDefinition };

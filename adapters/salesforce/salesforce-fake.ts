@@ -16,7 +16,7 @@ import {
   type FaultKind,
   type FaultOptions,
   proxyErrorPage,
-} from '../../src/testing/fake-http.js';
+} from '../testing/fake-http.js';
 import { parseSoqlSelect } from './soql.js';
 
 export type FakeFieldType = 'id' | 'string' | 'email' | 'phone' | 'date' | 'picklist' | 'textarea' | 'reference';

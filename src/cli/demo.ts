@@ -15,7 +15,7 @@ import { ExitCode } from './exit.js';
 import { readLines } from './jsonl.js';
 import { ReportBuilder } from './report.js';
 import { openSync, runActions } from './sync.js';
-import type { FakeCrmBase, FakeHubSpotRecord, FakeRecord } from '../testing/index.js';
+import type { FakeCrmBase, FakeHubSpotRecord, FakeRecord } from '../../adapters/testing/index.js';
 
 type Crm = 'hubspot' | 'salesforce';
 
@@ -60,7 +60,7 @@ interface Table {
 }
 
 async function startFake(crm: Crm, config: Config): Promise<FakeCrm> {
-  const testing = await import('../testing/index.js');
+  const testing = await import('../../adapters/testing/index.js');
   const tables = new Map<string, Table>();
   let fake: FakeCrmBase;
   if (crm === 'hubspot') {
@@ -91,7 +91,7 @@ async function startFake(crm: Crm, config: Config): Promise<FakeCrm> {
       }
       return { records, duplicates };
     },
-    close: () => server.stop(),
+    close: () => server.close(),
   };
 }
 

@@ -1,5 +1,5 @@
 import { hubspotAdapter } from '../../adapters/hubspot/index.js';
-import { fakeHubSpot } from '../../src/testing/index.js';
+import { fakeHubSpot } from '../../adapters/testing/index.js';
 import { describeAdapterConformance } from './adapter.suite.js';
 
 describeAdapterConformance('hubspot', async () => {

@@ -1,5 +1,5 @@
 import { salesforceAdapter } from '../../adapters/salesforce/index.js';
-import { fakeSalesforce } from '../../src/testing/index.js';
+import { fakeSalesforce } from '../../adapters/testing/index.js';
 import { describeAdapterConformance } from './adapter.suite.js';
 
 describeAdapterConformance('salesforce', async () => {

@@ -7,7 +7,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { CrmAdapter, Fields } from '../../src/adapter.js';
 import { createSync, type Sync } from '../../src/engine/index.js';
 import { memoryLedger } from '../../src/ledger/memory.js';
-import type { FaultKind } from '../../src/testing/fake-http.js';
+import type { FaultKind } from '../../adapters/testing/fake-http.js';
 
 /** The faults every CRM has, which every harness can inject. */
 export type ConformanceFault = Extract<FaultKind, 'lost_response' | 'reset' | 'server_error' | 'rate_limit'>;

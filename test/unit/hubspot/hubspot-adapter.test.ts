@@ -3,7 +3,7 @@ import { hubspotAdapter, type HubSpotAdapterOptions } from '../../../adapters/hu
 import { parentMemoKey, type ActivityWrite, type RecordWrite } from '../../../src/adapter.js';
 import { CrmError } from '../../../src/errors.js';
 import type { RateBudget } from '../../../src/rate-budget.js';
-import { fakeHubSpot, type FakeHubSpot } from '../../../src/testing/index.js';
+import { fakeHubSpot, type FakeHubSpot } from '../../../adapters/testing/index.js';
 
 const TOKEN = 'pat-na1-unit-adapter-3b9d';
 const objects: HubSpotAdapterOptions['objects'] = {
