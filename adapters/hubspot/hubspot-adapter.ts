@@ -9,7 +9,7 @@ import { Client } from '@hubspot/api-client';
 import { parentMemoKey, type ActivityWrite, type BatchContext, type CrmAdapter, type Fields, type ObjectSpec, type RecordWrite, type WriteResult } from '../../src/adapter.js';
 import { CrmError, CrmErrorKind, registerSecret } from '../../src/errors.js';
 import type { RateBudget } from '../../src/rate-budget.js';
-import type { HubSpotObjectConfig } from '../../schemas/config.js';
+import type { HubSpotObjectConfig } from './hubspot-config.js';
 import { classifyHubSpotError, classifyHubSpotItemError, readableResponses, type HubSpotErrorBody } from './hubspot-errors.js';
 import { resolveHubSpotOptions, type HubSpotAdapterOptions } from './hubspot-options.js';
 
