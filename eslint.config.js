@@ -14,7 +14,7 @@ export default tseslint.config(
   },
   {
     files: ['src/**/*.ts'],
-    ignores: ['src/testing/**', 'src/cli/**'],
+    ignores: ['src/cli/**'],
     rules: {
       'no-restricted-imports': ['error', {
         patterns: [

@@ -18,7 +18,7 @@ import { salesforceAdapter } from '../adapters/salesforce/index.js';
 import { createSync, type OutcomeStatus } from '../src/engine/index.js';
 import { openLedger } from '../src/ledger/index.js';
 import { unlimitedRateBudget } from '../src/rate-budget.js';
-import { fakeHubSpot, fakeSalesforce, type FakeCrmBase } from '../src/testing/index.js';
+import { fakeHubSpot, fakeSalesforce, type FakeCrmBase } from '../adapters/testing/index.js';
 import { activityAction, contactAction, duplicates, hubspotObjects, isMain, main, numberArg, pool, round, salesforceObjects, seconds, tempDir, TOKEN, type Crm } from './lib.js';
 
 export interface CallsOptions {

@@ -18,8 +18,8 @@ import { fileURLToPath } from 'node:url';
 import { hubspotAdapter } from '../adapters/hubspot/index.js';
 import { createSync } from '../src/engine/index.js';
 import { openLedger } from '../src/ledger/index.js';
-import { seededRandom, type FaultOptions } from '../src/testing/fake-http.js';
-import { fakeHubSpot } from '../src/testing/index.js';
+import { seededRandom, type FaultOptions } from '../adapters/testing/fake-http.js';
+import { fakeHubSpot } from '../adapters/testing/index.js';
 import { activityAction, chaosLedgerOptions, contactAction, duplicates, hubspotObjects, isMain, main, numberArg, round, seconds, tempDir, TOKEN } from './lib.js';
 
 export interface ChaosOptions {

@@ -16,7 +16,7 @@ import { createWriteStream, existsSync, readFileSync, writeFileSync } from 'node
 import { once } from 'node:events';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { fakeHubSpot } from '../src/testing/index.js';
+import { fakeHubSpot } from '../adapters/testing/index.js';
 import { hubspotObjects, isMain, main, numberArg, round, seconds, tempDir, TOKEN } from './lib.js';
 
 const ROOT = resolve(fileURLToPath(new URL('.', import.meta.url)), '..');

@@ -18,8 +18,8 @@ import { Redis } from 'ioredis';
 import type { CrmAdapter } from '../src/adapter.js';
 import { createSync } from '../src/engine/index.js';
 import { CrmError } from '../src/errors.js';
-import { redisLedger } from '../src/ledger/redis.js';
-import { seededRandom } from '../src/testing/fake-http.js';
+import { redisLedger } from '../src/ledger/redis/index.js';
+import { seededRandom } from '../adapters/testing/fake-http.js';
 import { isMain, main, numberArg, round, seconds } from './lib.js';
 
 export interface PowertoolsOptions {

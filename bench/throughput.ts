@@ -19,7 +19,7 @@ import { hubspotAdapter } from '../adapters/hubspot/index.js';
 import { createSync } from '../src/engine/index.js';
 import { openLedger } from '../src/ledger/index.js';
 import { localRateBudget } from '../src/rate-budget.js';
-import { fakeHubSpot } from '../src/testing/index.js';
+import { fakeHubSpot } from '../adapters/testing/index.js';
 import { contactAction, hubspotObjects, isMain, main, numberArg, round, seconds, tempDir, TOKEN } from './lib.js';
 
 export interface ThroughputOptions {

@@ -1,97 +1,11 @@
 /**
- * crm-upsert.config.json, and the object maps both adapters take. Secrets are never part of
- * it: tokens come from the environment (HUBSPOT_ACCESS_TOKEN, SF_INSTANCE_URL, SF_ACCESS_TOKEN).
+ * crm-upsert.config.json: the core settings, and the vendor sections composed onto them. Each
+ * vendor's section and object map is defined in its own folder (adapters/<vendor>/<vendor>-config.ts,
+ * zod only); `configSchema` (adapters/config-schema.ts) composes the built-in CRMs' sections, and
+ * the CLI composes its own from its vendor registry with `composeConfigSchema`. Secrets are never part of it: tokens come from
+ * the environment (HUBSPOT_ACCESS_TOKEN, SF_INSTANCE_URL, SF_ACCESS_TOKEN).
  */
 import { z } from 'zod';
-
-const name = z.string().min(1, 'must not be empty');
-const fieldList = z.array(name).min(1, 'must list at least one field');
-
-export const hubspotRecordSchema = z.strictObject({
-  kind: z.literal('record'),
-  /** HubSpot object type: `contacts`, `companies`, `deals`, `p_custom`. */
-  objectType: name,
-  /** The unique-value property the upsert matches on. */
-  idProperty: name,
-  fields: fieldList,
-});
-
-export const hubspotActivitySchema = z.strictObject({
-  kind: z.literal('activity'),
-  /** `notes`, `tasks`, `calls`, `emails`, `meetings`. */
-  objectType: name,
-  /** A (non-unique) text property holding the action key. */
-  keyProperty: name,
-  fields: fieldList,
-  /** Logical parent object -> HUBSPOT_DEFINED association type id (note->contact 202, task->contact 204). */
-  parents: z.record(name, z.number().int().positive()),
-});
-
-export const hubspotObjectSchema = z.discriminatedUnion('kind', [hubspotRecordSchema, hubspotActivitySchema]);
-
-export const salesforceRecordSchema = z.strictObject({
-  kind: z.literal('record'),
-  sobject: name,
-  /** An External ID (and Unique) field on the sObject. */
-  externalIdField: name,
-  fields: fieldList,
-});
-
-export const salesforceActivitySchema = z.strictObject({
-  kind: z.literal('activity'),
-  sobject: name,
-  /** An External ID (Unique) field on the activity holding the action key: Task upserts on it. */
-  externalIdField: name,
-  fields: fieldList,
-  /** Logical parent object -> lookup field on the activity (`WhoId`, `WhatId`). */
-  parents: z.record(name, name),
-});
-
-export const salesforceObjectSchema = z.discriminatedUnion('kind', [salesforceRecordSchema, salesforceActivitySchema]);
-
-export type HubSpotObjectConfig = z.infer<typeof hubspotObjectSchema>;
-export type SalesforceObjectConfig = z.infer<typeof salesforceObjectSchema>;
-
-const rateLimitSchema = z.strictObject({
-  points: z.number().int().positive(),
-  durationMs: z.number().int().positive(),
-});
-
-const noSecrets = (section: string) => (value: Record<string, unknown>, ctx: z.RefinementCtx) => {
-  for (const key of ['accessToken', 'token', 'password', 'clientSecret', 'refreshToken']) {
-    if (key in value) {
-      ctx.addIssue({ code: 'custom', path: [key], message: `secrets never go in the config file: set ${section === 'hubspot' ? 'HUBSPOT_ACCESS_TOKEN' : 'SF_ACCESS_TOKEN'} in the environment` });
-    }
-  }
-};
-
-export const hubspotConfigSchema = z
-  .looseObject({
-    basePath: z.url().optional(),
-    objects: z.record(name, hubspotObjectSchema),
-    rateLimit: rateLimitSchema.optional(),
-  })
-  .superRefine(noSecrets('hubspot'))
-  .pipe(z.strictObject({ basePath: z.url().optional(), objects: z.record(name, hubspotObjectSchema), rateLimit: rateLimitSchema.optional() }));
-
-export const salesforceConfigSchema = z
-  .looseObject({
-    instanceUrl: z.url().optional(),
-    apiVersion: z.string().regex(/^\d+\.\d$/, 'must look like "60.0"').optional(),
-    objects: z.record(name, salesforceObjectSchema),
-    dailyLimitShare: z.number().gt(0).max(1).optional(),
-    allowDuplicateSave: z.boolean().optional(),
-  })
-  .superRefine(noSecrets('salesforce'))
-  .pipe(
-    z.strictObject({
-      instanceUrl: z.url().optional(),
-      apiVersion: z.string().optional(),
-      objects: z.record(name, salesforceObjectSchema),
-      dailyLimitShare: z.number().optional(),
-      allowDuplicateSave: z.boolean().optional(),
-    }),
-  );
 
 /** A request budget shared by every process syncing into one CRM account (Redis or Postgres). */
 export const sharedRateBudgetSchema = z.strictObject({
@@ -112,30 +26,41 @@ export const ledgerOptionsSchema = z.strictObject({
   keyPrefix: z.string().min(1).optional(),
 });
 
-export const configSchema = z
-  .strictObject({
-    crm: z.enum(['hubspot', 'salesforce']),
-    ledger: z.string().min(1).default('sqlite:.crm-upsert/ledger.db'),
-    /** Table prefix, schema or key prefix of the ledger inside its store. */
-    ledgerOptions: ledgerOptionsSchema.optional(),
-    dedupeWindowMs: z.number().int().nonnegative().default(600_000),
-    leaseMs: z.number().int().positive().optional(),
-    /** Reject a keyless action without `occurredAt` (its key would come from the clock). Default true. */
-    requireOccurredAt: z.boolean().default(true),
-    /**
-     * When activity (create-only) writes look their key up in the CRM before creating: `auto`
-     * after an ambiguous failure, a takeover, or on a ledger that cannot vouch for its history;
-     * `always` before every create; `after-failure` only after an ambiguous failure or takeover.
-     * Default `auto`.
-     */
-    verifyCreates: z.enum(['auto', 'always', 'after-failure']).default('auto'),
-    /** Replaces the adapter's in-process budget (hubspot.rateLimit) with one shared across processes. */
-    sharedRateBudget: sharedRateBudgetSchema.optional(),
-    hubspot: hubspotConfigSchema.optional(),
-    salesforce: salesforceConfigSchema.optional(),
-  })
-  .superRefine((c, ctx) => {
-    if (!c[c.crm]) ctx.addIssue({ code: 'custom', path: [c.crm], message: `is required when crm is "${c.crm}"` });
-  });
+/** The settings every CRM shares (everything but `crm` and the vendor sections). */
+export const coreConfigShape = {
+  ledger: z.string().min(1).default('sqlite:.crm-upsert/ledger.db'),
+  /** Table prefix, schema or key prefix of the ledger inside its store. */
+  ledgerOptions: ledgerOptionsSchema.optional(),
+  dedupeWindowMs: z.number().int().nonnegative().default(600_000),
+  leaseMs: z.number().int().positive().optional(),
+  /** Reject a keyless action without `occurredAt` (its key would come from the clock). Default true. */
+  requireOccurredAt: z.boolean().default(true),
+  /**
+   * When activity (create-only) writes look their key up in the CRM before creating: `auto`
+   * after an ambiguous failure, a takeover, or on a ledger that cannot vouch for its history;
+   * `always` before every create; `after-failure` only after an ambiguous failure or takeover.
+   * Default `auto`.
+   */
+  verifyCreates: z.enum(['auto', 'always', 'after-failure']).default('auto'),
+  /** Replaces the adapter's in-process budget (hubspot.rateLimit) with one shared across processes. */
+  sharedRateBudget: sharedRateBudgetSchema.optional(),
+};
 
-export type Config = z.infer<typeof configSchema>;
+export type CoreConfig = z.infer<z.ZodObject<typeof coreConfigShape>>;
+
+type SectionsOf<S extends Record<string, z.ZodType>> = { [K in keyof S]: z.ZodOptional<S[K]> };
+
+/**
+ * The config for these CRMs: `crm` names one of `sections`' keys, each section is optional
+ * except the one `crm` names, and every section present is validated.
+ */
+export function composeConfigSchema<const S extends Record<string, z.ZodType>>(sections: S) {
+  const names = Object.keys(sections) as [Extract<keyof S, string>, ...Extract<keyof S, string>[]];
+  const optional = Object.fromEntries(Object.entries(sections).map(([k, v]) => [k, v.optional()])) as SectionsOf<S>;
+  return z
+    .strictObject({ crm: z.enum(names), ...coreConfigShape, ...optional })
+    .superRefine((value: unknown, ctx) => {
+      const c = value as Record<string, unknown> & { crm: string };
+      if (!c[c.crm]) ctx.addIssue({ code: 'custom', path: [c.crm], message: `is required when crm is "${c.crm}"` });
+    });
+}

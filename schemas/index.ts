@@ -1,14 +1,5 @@
 export { actionSchema, actionJsonSchema, fieldValueSchema, LONE_SURROGATE_MESSAGE, type Action } from './action.js';
-export {
-  configSchema,
-  hubspotObjectSchema,
-  salesforceObjectSchema,
-  hubspotConfigSchema,
-  salesforceConfigSchema,
-  type Config,
-  type HubSpotObjectConfig,
-  type SalesforceObjectConfig,
-} from './config.js';
+export { composeConfigSchema, coreConfigShape, ledgerOptionsSchema, sharedRateBudgetSchema, type CoreConfig } from './config.js';
 export { checkAgainstObjects, DEFAULT_MAX_FIELD_LENGTH, type ObjectCheckOptions } from './objects.js';
 export { formatZodIssues, pathSegment } from './parse.js';
 export type { ValidationIssue } from './issues.js';

@@ -7,7 +7,7 @@
  * logical objects to CRM calls, reads every per-record result and classifies errors.
  *
  * To add a third CRM: a factory returning this object, a `classifyError` that turns the
- * client's errors into `CrmError`, and a fake in `<vendor>-fake.ts` built on src/testing/fake-http.
+ * client's errors into `CrmError`, and a fake in `<vendor>-fake.ts` built on adapters/testing/fake-http.
  */
 import type { CrmError } from './errors.js';
 

@@ -6,58 +6,21 @@
  * per-record result read and mapped back by objectWriteTraceId.
  */
 import { Client } from '@hubspot/api-client';
-import { parentMemoKey, type ActivityWrite, type BatchContext, type CrmAdapter, type Fields, type ObjectSpec, type RecordWrite, type WriteResult } from '../../src/adapter.js';
+import { parentMemoKey, type ActivityWrite, type BatchContext, type CrmAdapter, type RecordWrite, type WriteResult } from '../../src/adapter.js';
 import { CrmError, CrmErrorKind, registerSecret } from '../../src/errors.js';
-import type { RateBudget } from '../../src/rate-budget.js';
-import type { HubSpotObjectConfig } from '../../schemas/config.js';
-import { classifyHubSpotError, classifyHubSpotItemError, readableResponses, type HubSpotErrorBody } from './hubspot-errors.js';
+import { engineObjects, objectSpec, requestGate, resolveParents, writeInOrder, type Prepared } from '../kit/adapter-kit.js';
+import type { HubSpotObjectConfig } from './hubspot-config.js';
+import { classifyHubSpotError, classifyHubSpotItemError, readableResponses } from './hubspot-errors.js';
+import type { BatchResult, HubSpotClientLike, ResultObject, Traced } from './hubspot-client.js';
 import { resolveHubSpotOptions, type HubSpotAdapterOptions } from './hubspot-options.js';
+import { createInput, upsertInput, type CreateInput } from './hubspot-requests.js';
 
-/** The SDK's per-call options (the adapter passes `readableResponses`). */
-type CallOptions = typeof readableResponses;
-
-/** The few @hubspot/api-client calls this adapter makes (a real `Client` satisfies it). */
-export interface HubSpotClientLike {
-  crm: {
-    objects: {
-      batchApi: {
-        upsert(objectType: string, body: { inputs: UpsertInput[] }, options?: CallOptions): Promise<BatchResult>;
-        create(objectType: string, body: { inputs: CreateInput[] }, options?: CallOptions): Promise<BatchResult>;
-        read(objectType: string, body: { idProperty?: string; inputs: { id: string }[]; properties: string[]; propertiesWithHistory: string[] }, archived?: boolean, options?: CallOptions): Promise<BatchResult>;
-      };
-    };
-    associations: {
-      v4: {
-        batchApi: {
-          getPage(fromObjectType: string, toObjectType: string, body: { inputs: { id: string; after?: string }[] }, options?: CallOptions): Promise<AssociationPage>;
-        };
-      };
-    };
-  };
-}
-
-interface UpsertInput { idProperty: string; id: string; properties: Record<string, string>; objectWriteTraceId: string }
-interface CreateInput {
-  properties: Record<string, string>;
-  associations: { to: { id: string }; types: { associationCategory: 'HUBSPOT_DEFINED'; associationTypeId: number }[] }[];
-  objectWriteTraceId: string;
-}
-interface ResultObject { id: string; _new?: boolean; properties?: Record<string, string | null>; objectWriteTraceId?: string }
-interface BatchResult { results?: ResultObject[]; errors?: HubSpotErrorBody[] }
-interface AssociationPage {
-  results?: { _from?: { id: string }; to?: { toObjectId: string | number }[]; paging?: { next?: { after?: string } } }[];
-  errors?: HubSpotErrorBody[];
-}
+const traced = <T>(inputs: T[]): Traced<T>[] => inputs.map((input, i) => ({ ...input, objectWriteTraceId: String(i) }));
 
 type RecordConfig = Extract<HubSpotObjectConfig, { kind: 'record' }>;
 
+const VENDOR = 'hubspot';
 const READ_CHUNK = 100;
-
-function stringify(fields: Fields): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const [k, v] of Object.entries(fields)) out[k] = v === null ? '' : String(v);
-  return out;
-}
 
 // A 2xx that leaves an input out may still have written it: retryable, and a create is looked up first.
 const noResult = (extra: string[] = []) =>
@@ -102,64 +65,32 @@ export function hubspotAdapter(options: HubSpotAdapterOptions): CrmAdapter {
   // touched: touch ours now, right after construction, so a later Client cannot change them.
   const batchApi = client.crm.objects.batchApi;
   const associationsApi = client.crm.associations.v4.batchApi;
-  let calls = 0;
+  const gate = requestGate();
+  const read = <T>(call: () => Promise<T>) => gate.send(call, { budgets: [o.rateBudget] });
 
-  const send = async <T>(fn: () => Promise<T>, budgets: RateBudget[] = [o.rateBudget]): Promise<T> => {
-    for (const b of budgets) await b.acquire();
-    calls += 1;
-    return fn();
-  };
+  /** One write request; its failure is classified knowing what every input sent (a `beforeSend` error propagates as it is). */
+  const write = <T>(call: () => Promise<T>, sentProperties: string[][], context?: BatchContext): Promise<T> =>
+    gate.send(async () => {
+      try {
+        return await call();
+      } catch (err) {
+        throw classifyHubSpotError(err, { sentProperties });
+      }
+    }, { budgets: [o.rateBudget], context });
 
-  /**
-   * One write request: budget, then the engine's last word (`beforeSend` throws unchanged when a
-   * claim was lost), then the call; a failure is classified knowing what every input sent.
-   */
-  const sendWrite = async <T>(fn: () => Promise<T>, sentProperties: string[][], context?: BatchContext): Promise<T> => {
-    await o.rateBudget.acquire();
-    await context?.beforeSend?.();
-    calls += 1;
-    try {
-      return await fn();
-    } catch (err) {
-      throw classifyHubSpotError(err, { sentProperties });
-    }
-  };
+  const config = <K extends HubSpotObjectConfig['kind']>(object: string, kind: K) => objectSpec(VENDOR, o.objects, object, kind);
 
-  const objects: Record<string, ObjectSpec> = {};
-  for (const [name, c] of Object.entries(o.objects)) {
-    objects[name] = c.kind === 'record' ? { kind: 'record', fields: [...c.fields] } : { kind: 'activity', fields: [...c.fields], parents: Object.keys(c.parents) };
-  }
-
-  const config = <K extends HubSpotObjectConfig['kind']>(object: string, kind: K): Extract<HubSpotObjectConfig, { kind: K }> => {
-    const c = o.objects[object];
-    if (!c || c.kind !== kind) {
-      throw new CrmError(`object "${object}" is not a configured ${kind} object`, { vendor: 'hubspot', kind: CrmErrorKind.permanent });
-    }
-    return c as Extract<HubSpotObjectConfig, { kind: K }>;
-  };
-
-  /**
-   * External id -> HubSpot id for the parents of these writes, one batch read per parent object
-   * type and chunk; ids found on an earlier attempt of the same batch come from `context`.
-   */
-  const resolveParents = async (writes: ActivityWrite[], context?: BatchContext): Promise<Map<string, string>> => {
-    const found = context?.memo ?? new Map<string, string>();
-    const byObject = new Map<string, Set<string>>();
-    for (const w of writes) {
-      if (found.has(parentMemoKey(w.parent.object, w.parent.externalId))) continue;
-      byObject.set(w.parent.object, (byObject.get(w.parent.object) ?? new Set()).add(w.parent.externalId));
-    }
-    for (const [object, ids] of byObject) {
-      const parent = config(object, 'record');
-      const all = [...ids];
-      for (let i = 0; i < all.length; i += READ_CHUNK) {
-        const res = await send(() =>
-          batchApi.read(parent.objectType, { idProperty: parent.idProperty, inputs: all.slice(i, i + READ_CHUNK).map((id) => ({ id })), properties: [parent.idProperty], propertiesWithHistory: [] }, undefined, readableResponses),
-        );
-        for (const r of res.results ?? []) {
-          const ext = r.properties?.[parent.idProperty];
-          if (ext) found.set(parentMemoKey(object, ext), String(r.id));
-        }
+  /** External id -> HubSpot id, one batch read per chunk of this parent object's ids. */
+  const lookupParents = async (object: string, ids: string[]): Promise<Map<string, string>> => {
+    const parent = config(object, 'record');
+    const found = new Map<string, string>();
+    for (let i = 0; i < ids.length; i += READ_CHUNK) {
+      const res = await read(() =>
+        batchApi.read(parent.objectType, { idProperty: parent.idProperty, inputs: ids.slice(i, i + READ_CHUNK).map((id) => ({ id })), properties: [parent.idProperty], propertiesWithHistory: [] }, undefined, readableResponses),
+      );
+      for (const r of res.results ?? []) {
+        const ext = r.properties?.[parent.idProperty];
+        if (ext) found.set(ext, String(r.id));
       }
     }
     return found;
@@ -167,56 +98,42 @@ export function hubspotAdapter(options: HubSpotAdapterOptions): CrmAdapter {
 
   const parentMissing = (w: ActivityWrite, parent: RecordConfig) =>
     new CrmError(`parent ${w.parent.object} with ${parent.idProperty}=${w.parent.externalId} does not exist in HubSpot`, {
-      vendor: 'hubspot', kind: CrmErrorKind.permanent, vendorCode: 'PARENT_NOT_FOUND',
+      vendor: VENDOR, kind: CrmErrorKind.permanent, vendorCode: 'PARENT_NOT_FOUND',
     });
 
-
   return {
-    name: 'hubspot',
+    name: VENDOR,
     capabilities: { maxBatch: 100, nativeActivityUpsert: false },
-    objects,
+    objects: engineObjects(o.objects),
 
     async upsertRecords(object: string, writes: RecordWrite[], context?: BatchContext): Promise<WriteResult[]> {
       const c = config(object, 'record');
-      if (writes.length === 0) return [];
-      const inputs: UpsertInput[] = writes.map((w, i) => ({ idProperty: c.idProperty, id: w.externalId, properties: stringify(w.fields), objectWriteTraceId: String(i) }));
-      const sent = inputs.map((input) => [input.idProperty, ...Object.keys(input.properties)]);
-      const res = await sendWrite(() => batchApi.upsert(c.objectType, { inputs }, readableResponses), sent, context);
-      return mapBatch(res, writes.map((w) => w.externalId), c.idProperty, (r) => r._new === true);
+      return writeInOrder(writes, (w) => ({ send: upsertInput(c, w) }), async (inputs) => {
+        const sent = inputs.map((input) => [input.idProperty, ...Object.keys(input.properties)]);
+        const res = await write(() => batchApi.upsert(c.objectType, { inputs: traced(inputs) }, readableResponses), sent, context);
+        return mapBatch(res, inputs.map((input) => input.id), c.idProperty, (r) => r._new === true);
+      });
     },
 
     async createActivities(object: string, writes: ActivityWrite[], context?: BatchContext): Promise<WriteResult[]> {
       const c = config(object, 'activity');
       if (writes.length === 0) return [];
-      const parents = await resolveParents(writes.filter((w) => c.parents[w.parent.object] !== undefined), context);
-      const out: (WriteResult | undefined)[] = writes.map(() => undefined);
-      const pending: number[] = [];
-      const inputs: CreateInput[] = [];
-      writes.forEach((w, i) => {
+      const parents = await resolveParents(writes.filter((w) => c.parents[w.parent.object] !== undefined), context, lookupParents);
+      const prepare = (w: ActivityWrite): Prepared<{ key: string; input: CreateInput }> => {
         const associationTypeId = c.parents[w.parent.object];
         if (associationTypeId === undefined) {
-          out[i] = { ok: false, error: new CrmError(`${w.parent.object} is not a configured parent of ${object}`, { vendor: 'hubspot', kind: CrmErrorKind.permanent }) };
-          return;
+          return { fail: new CrmError(`${w.parent.object} is not a configured parent of ${object}`, { vendor: VENDOR, kind: CrmErrorKind.permanent }) };
         }
         const parentId = parents.get(parentMemoKey(w.parent.object, w.parent.externalId));
-        if (!parentId) {
-          out[i] = { ok: false, error: parentMissing(w, config(w.parent.object, 'record')) };
-          return;
-        }
-        pending.push(i);
-        inputs.push({
-          properties: { ...stringify(w.fields), [c.keyProperty]: w.key },
-          associations: [{ to: { id: parentId }, types: [{ associationCategory: 'HUBSPOT_DEFINED', associationTypeId }] }],
-          objectWriteTraceId: String(inputs.length),
-        });
-      });
-      if (inputs.length > 0) {
+        if (!parentId) return { fail: parentMissing(w, config(w.parent.object, 'record')) };
+        return { send: { key: w.key, input: createInput(c, w, parentId, associationTypeId) } };
+      };
+      return writeInOrder(writes, prepare, async (items) => {
+        const inputs = items.map((item) => item.input);
         const sent = inputs.map((input) => Object.keys(input.properties));
-        const res = await sendWrite(() => batchApi.create(c.objectType, { inputs }, readableResponses), sent, context);
-        const mapped = mapBatch(res, pending.map((i) => writes[i]!.key), c.keyProperty, () => true);
-        pending.forEach((i, n) => (out[i] = mapped[n]));
-      }
-      return out.map((r) => r ?? { ok: false, error: noResult() });
+        const res = await write(() => batchApi.create(c.objectType, { inputs: traced(inputs) }, readableResponses), sent, context);
+        return mapBatch(res, items.map((item) => item.key), c.keyProperty, () => true);
+      });
     },
 
     async findActivities(object: string, writes: ActivityWrite[], context?: BatchContext): Promise<Map<string, string>> {
@@ -225,7 +142,7 @@ export function hubspotAdapter(options: HubSpotAdapterOptions): CrmAdapter {
       const c = config(object, 'activity');
       const found = new Map<string, string>();
       if (writes.length === 0) return found;
-      const parents = await resolveParents(writes.filter((w) => c.parents[w.parent.object] !== undefined), context);
+      const parents = await resolveParents(writes.filter((w) => c.parents[w.parent.object] !== undefined), context, lookupParents);
       const candidates = new Set<string>();
       const byParentObject = new Map<string, Set<string>>();
       for (const w of writes) {
@@ -240,7 +157,7 @@ export function hubspotAdapter(options: HubSpotAdapterOptions): CrmAdapter {
           for (let i = 0; i < inputs.length; i += READ_CHUNK) {
             const chunk = inputs.slice(i, i + READ_CHUNK);
             // A parent with no associations comes back as a 207 error (NO_ASSOCIATIONS_FOUND): nothing to match.
-            const page = await send(() => associationsApi.getPage(parentType, c.objectType, { inputs: chunk }, readableResponses));
+            const page = await read(() => associationsApi.getPage(parentType, c.objectType, { inputs: chunk }, readableResponses));
             for (const r of page.results ?? []) {
               for (const t of r.to ?? []) candidates.add(String(t.toObjectId));
               const after = r.paging?.next?.after;
@@ -253,7 +170,7 @@ export function hubspotAdapter(options: HubSpotAdapterOptions): CrmAdapter {
       const wanted = new Set(writes.map((w) => w.key));
       const ids = [...candidates];
       for (let i = 0; i < ids.length; i += READ_CHUNK) {
-        const res = await send(() =>
+        const res = await read(() =>
           batchApi.read(c.objectType, { inputs: ids.slice(i, i + READ_CHUNK).map((id) => ({ id })), properties: [c.keyProperty], propertiesWithHistory: [] }, undefined, readableResponses),
         );
         for (const r of res.results ?? []) {
@@ -266,6 +183,6 @@ export function hubspotAdapter(options: HubSpotAdapterOptions): CrmAdapter {
 
     classifyError: (err: unknown) => classifyHubSpotError(err),
 
-    apiCalls: () => calls,
+    apiCalls: gate.apiCalls,
   };
 }

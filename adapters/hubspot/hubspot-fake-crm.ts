@@ -4,9 +4,9 @@
  * live in hubspot-fake.ts; calling `route` commits.
  */
 import { randomUUID } from 'node:crypto';
-import type { FakeRequest, FakeResponse } from '../../src/testing/fake-http.js';
+import type { FakeRequest, FakeResponse } from '../testing/fake-http.js';
 import { RecordStore } from '../fake-store.js';
-import type { FakeHubSpotOptions } from './hubspot-fake-state.js';
+import type { FakeHubSpotOptions } from './hubspot-fake-options.js';
 
 
 export interface FakeHubSpotRecord {

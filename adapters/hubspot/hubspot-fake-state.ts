@@ -5,8 +5,11 @@
  * No server and no interceptor here: `handle` takes a parsed request and commits; the
  * factory in hubspot-fake.ts puts it behind the fake HTTP kit's fronts.
  */
-import { proxyErrorPage, type FakeRequest, type FakeResponse, type FakeVendor, type FaultOptions } from '../../src/testing/fake-http.js';
+import { proxyErrorPage, type FakeRequest, type FakeResponse, type FakeVendor } from '../testing/fake-http.js';
 import { errorBody, FakeHubSpotCrm, type FakeHubSpotRecord, type FakePropertyDefinition } from './hubspot-fake-crm.js';
+import type { FakeHubSpotOptions } from './hubspot-fake-options.js';
+
+export type { FakeHubSpotOptions } from './hubspot-fake-options.js';
 
 /**
  * HubSpot's own faults, injectable with `failNext` next to the shared ones: each answers in
@@ -29,35 +32,6 @@ const inputsOf = (req: FakeRequest): Inputs => {
   const inputs = (req.body as { inputs?: unknown } | undefined)?.inputs;
   return Array.isArray(inputs) ? (inputs as Inputs) : [];
 };
-
-export interface FakeHubSpotOptions {
-  /** The only bearer token accepted. Default: any non-empty token. */
-  token?: string;
-  /** Seeded random faults (see FaultOptions). Default none. */
-  faults?: FaultOptions;
-  /** Records become visible to search this long after their last write. Default 0. */
-  searchLagMs?: number;
-  /** Search requests allowed per rolling second before a 429 "secondly limit". Default 4. */
-  searchPerSecond?: number;
-  /** Requests allowed per rolling 10 s before a 429 TEN_SECONDLY_ROLLING. Default unlimited. */
-  tenSecondLimit?: number;
-  /** Requests allowed in total (the "day") before a 429 DAILY. Default unlimited. */
-  dailyLimit?: number;
-  /** Duplicate `id`s inside one batch upsert: HubSpot's 400 (`error`, default) or last write wins. */
-  duplicateIdsInBatch?: 'error' | 'last-wins';
-  /** Status for a write that collides with another record's unique value. Default 409. */
-  uniqueConflictStatus?: 400 | 409;
-  /**
-   * A batch upsert where an input collides with another record's unique value: the whole batch
-   * fails naming the first conflict, as HubSpot does (`reject-batch`, default), or that input
-   * gets a 207 error and the rest are written (`per-input`).
-   */
-  batchConflicts?: 'reject-batch' | 'per-input';
-  /** Associations returned per `from` id by the v4 batch read before paging. Default 500. */
-  associationPageSize?: number;
-  /** Clock (epoch ms) for timestamps, search lag and rate windows. Default Date.now. */
-  now?: () => number;
-}
 
 export class FakeHubSpotState implements FakeVendor {
   readonly name = 'hubspot';

@@ -13,7 +13,7 @@
  * The state lives in hubspot-fake-state.ts (limits, auth) and hubspot-fake-crm.ts (the portal);
  * this file only puts it behind the fronts.
  */
-import { FakeHttpCore, fakeCrmBase, type FakeCrmBase, interceptWithNock, listenLoopback, type FaultOptions, type FaultKind } from '../../src/testing/fake-http.js';
+import { FakeHttpCore, fakeCrmBase, type FakeCrmBase, interceptWithNock, listenLoopback, type FaultOptions, type FaultKind } from '../testing/fake-http.js';
 import { FakeHubSpotState, HubSpotFault, type FakeHubSpotOptions } from './hubspot-fake-state.js';
 import type { FakeHubSpotRecord, FakePropertyDefinition } from './hubspot-fake-crm.js';
 

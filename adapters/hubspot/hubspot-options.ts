@@ -3,11 +3,11 @@
  * field named, not at the first write.
  */
 import { z } from 'zod';
-import { hubspotObjectSchema, type HubSpotObjectConfig } from '../../schemas/config.js';
+import { hubspotObjectSchema, type HubSpotObjectConfig } from './hubspot-config.js';
 import { formatZodIssues } from '../../schemas/parse.js';
 import { ConfigError } from '../../src/errors.js';
 import { localRateBudget, type RateBudget } from '../../src/rate-budget.js';
-import type { HubSpotClientLike } from './hubspot-adapter.js';
+import type { HubSpotClientLike } from './hubspot-client.js';
 
 export type { HubSpotObjectConfig };
 
@@ -18,7 +18,7 @@ export interface HubSpotAdapterOptions {
   basePath?: string;
   /** An injected @hubspot/api-client Client (keep its retries off). Default: one built from the token. */
   client?: HubSpotClientLike;
-  /** Logical object name -> HubSpot object (see schemas/config.ts). */
+  /** Logical object name -> HubSpot object (see hubspot-config.ts). */
   objects: Record<string, HubSpotObjectConfig>;
   /** Budget spent before every HTTP call; share one across workers. Default: local 100 per 10 s. */
   rateBudget?: RateBudget;

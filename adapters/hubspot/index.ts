@@ -1,5 +1,6 @@
 /** crm-upsert-sync/hubspot: the HubSpot adapter (loads @hubspot/api-client; the package root does not). */
-export { hubspotAdapter, type HubSpotClientLike } from './hubspot-adapter.js';
+export { hubspotAdapter } from './hubspot-adapter.js';
+export type { HubSpotClientLike } from './hubspot-client.js';
 export {
   resolveHubSpotOptions,
   DEFAULT_BASE_PATH,

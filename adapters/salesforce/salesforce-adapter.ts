@@ -3,14 +3,13 @@
  * sObject Collections API, over jsforce 3.10.16. One HTTP attempt per call: the engine owns retries.
  */
 import { Connection } from 'jsforce';
-import { parentMemoKey, type ActivityWrite, type BatchContext, type CrmAdapter, type ObjectSpec, type RecordWrite, type WriteResult } from '../../src/adapter.js';
-import { ConfigError, CrmError, CrmErrorKind, registerSecret } from '../../src/errors.js';
+import { parentMemoKey, type ActivityWrite, type BatchContext, type CrmAdapter, type RecordWrite, type WriteResult } from '../../src/adapter.js';
+import { CrmError, CrmErrorKind, registerSecret } from '../../src/errors.js';
+import { engineObjects, objectSpec, requestGate, resolveParents, writeInOrder, type Prepared } from '../kit/adapter-kit.js';
 import { classifySalesforceError, dailyLimitStop, recordError, type ClassifyContext, type ResponseInfo, type SalesforceRecordError } from './salesforce-errors.js';
 import { resolveSalesforceOptions, type SalesforceAdapterOptions, type SalesforceConnection, type SalesforceHttpRequest, type SalesforceObjectConfig } from './salesforce-options.js';
+import { activityValues, apiBase, collectionRecord, collectionUrl, recordValues } from './salesforce-requests.js';
 import { soqlIn, soqlQuote } from './soql.js';
-
-type SalesforceRecordConfig = Extract<SalesforceObjectConfig, { kind: 'record' }>;
-type SalesforceActivityConfig = Extract<SalesforceObjectConfig, { kind: 'activity' }>;
 
 const VENDOR = 'salesforce';
 const MAX_BATCH = 200;
@@ -60,13 +59,8 @@ export function salesforceAdapter(options: SalesforceAdapterOptions): Salesforce
   registerSecret(conn.accessToken ?? undefined);
   // An injected connection with OAuth2 refresh gets new tokens over time: keep redacting them.
   conn.on?.('refresh', (token) => registerSecret(token));
-  const base = `/services/data/v${opts.apiVersion}`;
-  let calls = 0;
-
-  const objects: Record<string, ObjectSpec> = {};
-  for (const [name, spec] of Object.entries(opts.objects)) {
-    objects[name] = spec.kind === 'activity' ? { kind: 'activity', fields: spec.fields, parents: Object.keys(spec.parents) } : { kind: 'record', fields: spec.fields };
-  }
+  const base = apiBase(opts.apiVersion);
+  const gate = requestGate();
 
   const usage = () => {
     const u = conn.limitInfo?.apiUsage;
@@ -88,7 +82,7 @@ export function salesforceAdapter(options: SalesforceAdapterOptions): Salesforce
     if (!inner || typeof inner.httpRequest !== 'function') return undefined;
     return {
       httpRequest(req, options) {
-        calls += 1;
+        gate.count();
         const pending = inner.httpRequest(req, options);
         pending.then((res) => onResponse({ status: res.statusCode, headers: res.headers }), () => undefined);
         return pending;
@@ -100,18 +94,18 @@ export function salesforceAdapter(options: SalesforceAdapterOptions): Salesforce
   async function send<R>(req: SalesforceHttpRequest, ctx: ClassifyContext = {}, context?: BatchContext): Promise<R> {
     const before = usage();
     if (before && before.used / before.limit >= opts.dailyLimitShare && Date.now() - usageAt < USAGE_RECHECK_MS) throw dailyLimitStop(before, opts.dailyLimitShare);
-    await opts.rateBudget?.acquire();
-    await context?.beforeSend?.();
     let response: ResponseInfo | undefined;
     const transport = observe((r) => (response = r));
-    if (!transport) calls += 1;
-    try {
-      return await conn.request<R>(req, { retry: NO_RETRY, ...(transport ? { transport } : {}) });
-    } catch (err) {
-      throw classifySalesforceError(err, { ...ctx, response, usage: usage() });
-    } finally {
-      noteUsage();
-    }
+    // The observed transport counts each exchange itself; without one, count the call.
+    return gate.send(async () => {
+      try {
+        return await conn.request<R>(req, { retry: NO_RETRY, ...(transport ? { transport } : {}) });
+      } catch (err) {
+        throw classifySalesforceError(err, { ...ctx, response, usage: usage() });
+      } finally {
+        noteUsage();
+      }
+    }, { budgets: [opts.rateBudget], context, counted: !transport });
   }
 
   async function query(soql: string): Promise<Array<Record<string, unknown>>> {
@@ -140,21 +134,20 @@ export function salesforceAdapter(options: SalesforceAdapterOptions): Salesforce
   }
 
   /** One collection upsert; returns one WriteResult per record in order. */
-  async function upsertCollection(sobject: string, externalIdField: string, records: Array<Record<string, unknown>>, context?: BatchContext): Promise<WriteResult[]> {
+  async function upsertCollection(spec: SalesforceObjectConfig, records: Array<Record<string, unknown>>, context?: BatchContext): Promise<WriteResult[]> {
     if (records.length === 0) return [];
+    const { sobject, externalIdField } = spec;
     const headers: Record<string, string> = { 'content-type': 'application/json' };
     if (opts.allowDuplicateSave) headers['Sforce-Duplicate-Rule-Header'] = 'allowSave=true';
     const externalIds = records.map((r) => String(r[externalIdField]));
     // The wire call of `sobject(T).upsert(records[], extIdField, { allOrNone: false })` (jsforce
-    // `_upsertMany`), issued directly so the request carries our no-retry options. Always an
-    // array: external ids travel in the JSON body, never in the URL (jsforce #1069 leaves the
-    // single-record path unencoded, so `/`, `?`, `#` in an id hit the wrong resource).
+    // `_upsertMany`), issued directly so the request carries our no-retry options.
     const body = await send<unknown>(
       {
         method: 'PATCH',
-        url: `${base}/composite/sobjects/${sobject}/${externalIdField}`,
+        url: collectionUrl(opts.apiVersion, spec),
         headers,
-        body: JSON.stringify({ allOrNone: false, records: records.map((r) => ({ ...r, attributes: { type: sobject } })) }),
+        body: JSON.stringify({ allOrNone: false, records: records.map((r) => collectionRecord(sobject, r)) }),
       },
       { externalIds, multiRecordWrite: records.length > 1 },
       context,
@@ -163,11 +156,13 @@ export function salesforceAdapter(options: SalesforceAdapterOptions): Salesforce
     return records.map((_r, i) => toWriteResult(results[i]));
   }
 
-  function spec<K extends 'record' | 'activity'>(object: string, kind: K) {
-    const s = opts.objects[object];
-    if (!s || s.kind !== kind) throw new ConfigError(`salesforce: "${object}" is not a configured ${kind} object`);
-    return s as K extends 'record' ? SalesforceRecordConfig : SalesforceActivityConfig;
-  }
+  const spec = <K extends SalesforceObjectConfig['kind']>(object: string, kind: K) => objectSpec(VENDOR, opts.objects, object, kind);
+
+  /** External id -> Id of this parent object's records. */
+  const lookupParents = (object: string, externalIds: string[]) => {
+    const p = spec(object, 'record');
+    return idsByValue(p.sobject, p.externalIdField, externalIds);
+  };
 
   function checkBatch(writes: readonly unknown[]): void {
     if (writes.length > MAX_BATCH) {
@@ -178,67 +173,36 @@ export function salesforceAdapter(options: SalesforceAdapterOptions): Salesforce
   return {
     name: VENDOR,
     capabilities: { maxBatch: MAX_BATCH, nativeActivityUpsert: true },
-    objects,
+    objects: engineObjects(opts.objects),
     connection: conn,
 
     async upsertRecords(object: string, writes: RecordWrite[], context?: BatchContext): Promise<WriteResult[]> {
       const s = spec(object, 'record');
       checkBatch(writes);
-      const results: WriteResult[] = new Array(writes.length);
-      const sendIdx: number[] = [];
-      writes.forEach((w, i) => {
-        if (w.externalId === '' || w.externalId === undefined || w.externalId === null) results[i] = { ok: false, error: missingValue(`${s.sobject}.${s.externalIdField}`) };
-        else sendIdx.push(i);
-      });
-      const sent = await upsertCollection(
-        s.sobject,
-        s.externalIdField,
-        sendIdx.map((i) => ({ ...writes[i]!.fields, [s.externalIdField]: writes[i]!.externalId })),
-        context,
-      );
-      sendIdx.forEach((i, j) => (results[i] = sent[j]!));
-      return results;
+      const prepare = (w: RecordWrite): Prepared<Record<string, unknown>> =>
+        w.externalId === '' || w.externalId === undefined || w.externalId === null ? { fail: missingValue(`${s.sobject}.${s.externalIdField}`) } : { send: recordValues(s, w) };
+      return writeInOrder(writes, prepare, (records) => upsertCollection(s, records, context));
     },
 
     async createActivities(object: string, writes: ActivityWrite[], context?: BatchContext): Promise<WriteResult[]> {
       const s = spec(object, 'activity');
       checkBatch(writes);
-      const results: WriteResult[] = new Array(writes.length);
+      const attachable = (w: ActivityWrite) => w.parent.object in s.parents;
       // Parent ids found on an earlier attempt of this batch are not queried again.
-      const memo = context?.memo ?? new Map<string, string>();
-      const byParent = new Map<string, string[]>();
-      writes.forEach((w, i) => {
-        if (!(w.parent.object in s.parents)) {
-          results[i] = { ok: false, error: new CrmError(`${object} cannot attach to "${w.parent.object}": configure objects.${object}.parents.${w.parent.object}`, { vendor: VENDOR, kind: CrmErrorKind.permanent, vendorCode: 'PARENT_NOT_CONFIGURED' }) };
-        } else if (!w.key) {
-          results[i] = { ok: false, error: missingValue(`${s.sobject}.${s.externalIdField}`) };
-        } else if (!memo.has(parentMemoKey(w.parent.object, w.parent.externalId))) {
-          byParent.set(w.parent.object, [...(byParent.get(w.parent.object) ?? []), w.parent.externalId]);
+      const parents = await resolveParents(writes.filter((w) => attachable(w) && w.key), context, lookupParents);
+      const prepare = (w: ActivityWrite): Prepared<Record<string, unknown>> => {
+        if (!attachable(w)) {
+          return { fail: new CrmError(`${object} cannot attach to "${w.parent.object}": configure objects.${object}.parents.${w.parent.object}`, { vendor: VENDOR, kind: CrmErrorKind.permanent, vendorCode: 'PARENT_NOT_CONFIGURED' }) };
         }
-      });
-      for (const [parent, values] of byParent) {
-        const p = spec(parent, 'record');
-        for (const [value, id] of await idsByValue(p.sobject, p.externalIdField, values)) memo.set(parentMemoKey(parent, value), id);
-      }
-      const sendIdx: number[] = [];
-      const records: Array<Record<string, unknown>> = [];
-      writes.forEach((w, i) => {
-        if (results[i]) return;
-        const parentId = memo.get(parentMemoKey(w.parent.object, w.parent.externalId));
+        if (!w.key) return { fail: missingValue(`${s.sobject}.${s.externalIdField}`) };
+        const parentId = parents.get(parentMemoKey(w.parent.object, w.parent.externalId));
         if (!parentId) {
           const p = spec(w.parent.object, 'record');
-          results[i] = {
-            ok: false,
-            error: new CrmError(`parent ${w.parent.object} ${JSON.stringify(w.parent.externalId)} (${p.sobject}.${p.externalIdField}) does not exist in Salesforce; write it first, then retry`, { vendor: VENDOR, kind: CrmErrorKind.permanent, vendorCode: 'PARENT_NOT_FOUND' }),
-          };
-          return;
+          return { fail: new CrmError(`parent ${w.parent.object} ${JSON.stringify(w.parent.externalId)} (${p.sobject}.${p.externalIdField}) does not exist in Salesforce; write it first, then retry`, { vendor: VENDOR, kind: CrmErrorKind.permanent, vendorCode: 'PARENT_NOT_FOUND' }) };
         }
-        sendIdx.push(i);
-        records.push({ ...w.fields, [s.parents[w.parent.object]!]: parentId, [s.externalIdField]: w.key });
-      });
-      const sent = await upsertCollection(s.sobject, s.externalIdField, records, context);
-      sendIdx.forEach((i, j) => (results[i] = sent[j]!));
-      return results;
+        return { send: activityValues(s, w, parentId) };
+      };
+      return writeInOrder(writes, prepare, (records) => upsertCollection(s, records, context));
     },
 
     async findActivities(object: string, writes: ActivityWrite[]): Promise<Map<string, string>> {
@@ -249,7 +213,7 @@ export function salesforceAdapter(options: SalesforceAdapterOptions): Salesforce
     },
 
     classifyError: (err: unknown) => classifySalesforceError(err, { usage: usage() }),
-    apiCalls: () => calls,
+    apiCalls: gate.apiCalls,
   };
 }
 

@@ -9,7 +9,7 @@
  * (case-folded, then matched by the field's own rule), so upserts, unique checks, Task parents and
  * `WHERE field IN (...)` queries cost the same in an empty org and in one with a million records.
  */
-import { proxyErrorPage, type FakeRequest, type FakeResponse, type FakeVendor, type FaultOptions } from '../../src/testing/fake-http.js';
+import { proxyErrorPage, type FakeRequest, type FakeResponse, type FakeVendor, type FaultOptions } from '../testing/fake-http.js';
 import { RecordStore } from '../fake-store.js';
 import { parseSoqlSelect } from './soql.js';
 

@@ -7,7 +7,7 @@
  *
  * The org itself lives in salesforce-fake-state.ts; this file only puts it behind the fronts.
  */
-import { FakeHttpCore, fakeCrmBase, type FakeCrmBase, interceptWithNock, listenLoopback, type FakeRequest, type FaultKind } from '../../src/testing/fake-http.js';
+import { FakeHttpCore, fakeCrmBase, type FakeCrmBase, interceptWithNock, listenLoopback, type FakeRequest, type FaultKind } from '../testing/fake-http.js';
 import { FakeSalesforceState, type FakeFieldOptions, type FakeFieldType, type FakeRecord, type FakeSalesforceOptions } from './salesforce-fake-state.js';
 
 export { FakeSalesforceState, type FakeFieldOptions, type FakeFieldType, type FakeRecord, type FakeSalesforceOptions };

@@ -5,7 +5,7 @@
 import { z } from 'zod';
 import { ConfigError } from '../../src/errors.js';
 import type { RateBudget } from '../../src/rate-budget.js';
-import { salesforceObjectSchema, type SalesforceObjectConfig } from '../../schemas/config.js';
+import { salesforceObjectSchema, type SalesforceObjectConfig } from './salesforce-config.js';
 import { isApiName } from './soql.js';
 
 export type { SalesforceObjectConfig };

@@ -1,10 +1,10 @@
 /**
  * crm-upsert.config.json: load, validate (errors name the field), and build the adapter and
- * ledger it describes. Secrets come only from the environment (HUBSPOT_ACCESS_TOKEN,
- * SF_ACCESS_TOKEN; SF_INSTANCE_URL when the config has no instanceUrl), never from the file or argv.
+ * ledger it describes. The vendor sections and their environment variables come from the vendor
+ * registry; secrets come only from the environment, never from the file or argv.
  */
 import { readFile } from 'node:fs/promises';
-import { configSchema, type Config } from '../../schemas/config.js';
+import { composeConfigSchema, type CoreConfig } from '../../schemas/config.js';
 import { formatZodIssues } from '../../schemas/parse.js';
 import type { CrmAdapter } from '../adapter.js';
 import type { RateBudget } from '../rate-budget.js';
@@ -12,13 +12,21 @@ import { ConfigError, registerSecret } from '../errors.js';
 import { openLedger, type OpenLedgerOptions } from '../ledger/index.js';
 import type { LedgerBackend } from '../ledger/types.js';
 import { UsageError } from './exit.js';
+import { VENDORS, vendorOf, type VendorName } from './vendors.js';
 
-export type { Config };
+/** A parsed config: the core settings, `crm`, and the vendor sections present (the one `crm` names is). */
+export type Config = CoreConfig & { crm: VendorName } & { [V in VendorName]?: unknown };
+
+/** The config every registered CRM may appear in. */
+export const configSchema = composeConfigSchema(Object.fromEntries(Object.entries(VENDORS).map(([name, v]) => [name, v.configSchema])));
+
+/** The section of the CRM the config names. */
+export const sectionOf = (config: Config): unknown => config[config.crm];
 
 export const DEFAULT_CONFIG_PATH = 'crm-upsert.config.json';
 
 /** Environment variables holding secrets; registered for redaction at startup. */
-export const SECRET_ENV = ['HUBSPOT_ACCESS_TOKEN', 'SF_ACCESS_TOKEN'] as const;
+export const SECRET_ENV: readonly string[] = Object.values(VENDORS).flatMap((v) => v.secretEnv);
 
 export function registerEnvSecrets(env: NodeJS.ProcessEnv = process.env): void {
   for (const name of SECRET_ENV) registerSecret(env[name]);
@@ -31,7 +39,7 @@ export function parseConfig(raw: unknown, source = 'config'): Config {
     const issues = formatZodIssues(parsed.error).map((i) => `  ${i.path || '(root)'}: ${i.message}`);
     throw new UsageError(`invalid ${source}:\n${issues.join('\n')}`);
   }
-  return parsed.data;
+  return parsed.data as unknown as Config;
 }
 
 /** Read and validate the config file at `path`. */
@@ -80,31 +88,8 @@ export async function buildAdapter(config: Config, env: NodeJS.ProcessEnv = proc
   }
 }
 
-async function buildVendorAdapter(config: Config, env: NodeJS.ProcessEnv, rateBudget?: RateBudget): Promise<CrmAdapter> {
-  if (config.crm === 'hubspot') {
-    const hs = config.hubspot!;
-    const accessToken = env.HUBSPOT_ACCESS_TOKEN;
-    if (!accessToken) throw new UsageError('HUBSPOT_ACCESS_TOKEN is not set: export the private-app access token in the environment (it never goes in the config file)');
-    registerSecret(accessToken);
-    const { hubspotAdapter } = await import('../../adapters/hubspot/index.js');
-    return hubspotAdapter({ accessToken, objects: hs.objects, ...(hs.basePath ? { basePath: hs.basePath } : {}), ...(hs.rateLimit ? { rateLimit: hs.rateLimit } : {}), ...(rateBudget ? { rateBudget } : {}) });
-  }
-  const sf = config.salesforce!;
-  const accessToken = env.SF_ACCESS_TOKEN;
-  const instanceUrl = sf.instanceUrl ?? env.SF_INSTANCE_URL;
-  if (!accessToken) throw new UsageError('SF_ACCESS_TOKEN is not set: export the Salesforce access token in the environment (it never goes in the config file)');
-  if (!instanceUrl) throw new UsageError('salesforce.instanceUrl is not set: put it in the config file or set SF_INSTANCE_URL');
-  registerSecret(accessToken);
-  const { salesforceAdapter } = await import('../../adapters/salesforce/index.js');
-  return salesforceAdapter({
-    accessToken,
-    instanceUrl,
-    objects: sf.objects,
-    ...(sf.apiVersion ? { apiVersion: sf.apiVersion } : {}),
-    ...(sf.dailyLimitShare !== undefined ? { dailyLimitShare: sf.dailyLimitShare } : {}),
-    ...(sf.allowDuplicateSave !== undefined ? { allowDuplicateSave: sf.allowDuplicateSave } : {}),
-    ...(rateBudget ? { rateBudget } : {}),
-  });
+function buildVendorAdapter(config: Config, env: NodeJS.ProcessEnv, rateBudget?: RateBudget): Promise<CrmAdapter> {
+  return vendorOf(config.crm).buildAdapter(sectionOf(config), env, rateBudget ? { rateBudget } : {});
 }
 
 /** The ledger URL in effect: --ledger wins over the config. */

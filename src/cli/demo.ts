@@ -1,6 +1,5 @@
 /**
- * `crm-upsert demo [--crm hubspot|salesforce]`: the main job on embedded defaults. Starts a fake
- * CRM on loopback, syncs examples/actions.jsonl through the same code path as `sync` (real
+ * `crm-upsert demo [--crm C]`: the main job on embedded defaults. Starts the CRM's fake on loopback, syncs examples/actions.jsonl through the same code path as `sync` (real
  * client, SQLite ledger in a fresh temp dir), runs the same file again, and shows that the
  * second pass made 0 API calls and the CRM holds no duplicates. Needs no environment variables.
  */
@@ -10,22 +9,12 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { loadConfig, type Config } from './config.js';
+import { loadConfig, sectionOf, type Config } from './config.js';
 import { ExitCode } from './exit.js';
 import { readLines } from './jsonl.js';
 import { ReportBuilder } from './report.js';
 import { openSync, runActions } from './sync.js';
-import type { FakeCrmBase, FakeHubSpotRecord, FakeRecord } from '../testing/index.js';
-
-type Crm = 'hubspot' | 'salesforce';
-
-interface FakeCrm {
-  url: string;
-  requests(): number;
-  /** Records per CRM object, and how many of them duplicate another's external id / key. */
-  inventory(): { records: Record<string, number>; duplicates: number };
-  close(): Promise<void>;
-}
+import { VENDOR_NAMES, vendorOf } from './vendors.js';
 
 /** The package root (holds package.json and examples/), from src/cli or dist/src/cli. */
 export function packageRoot(): string {
@@ -39,62 +28,6 @@ export function packageRoot(): string {
   }
 }
 
-/** Extra copies beyond the first, per value of `keyOf`. */
-function duplicatesBy<T>(items: T[], keyOf: (item: T) => unknown): number {
-  const seen = new Map<string, number>();
-  for (const item of items) {
-    const k = keyOf(item);
-    if (typeof k !== 'string' || k === '') continue;
-    seen.set(k, (seen.get(k) ?? 0) + 1);
-  }
-  let n = 0;
-  for (const c of seen.values()) n += c - 1;
-  return n;
-}
-
-/** Each configured CRM object type once: how to list its records and read the id that must be unique. */
-interface Table {
-  type: string;
-  rows(): unknown[];
-  idOf(row: unknown): unknown;
-}
-
-async function startFake(crm: Crm, config: Config): Promise<FakeCrm> {
-  const testing = await import('../testing/index.js');
-  const tables = new Map<string, Table>();
-  let fake: FakeCrmBase;
-  if (crm === 'hubspot') {
-    const hubspot = testing.fakeHubSpot();
-    fake = hubspot;
-    for (const spec of Object.values(config.hubspot!.objects)) {
-      const prop = spec.kind === 'record' ? spec.idProperty : spec.keyProperty;
-      if (!tables.has(spec.objectType)) tables.set(spec.objectType, { type: spec.objectType, rows: () => hubspot.records(spec.objectType), idOf: (r) => (r as FakeHubSpotRecord).properties[prop] });
-    }
-  } else {
-    const salesforce = testing.fakeSalesforce();
-    fake = salesforce;
-    for (const spec of Object.values(config.salesforce!.objects)) {
-      if (!tables.has(spec.sobject)) tables.set(spec.sobject, { type: spec.sobject, rows: () => salesforce.records(spec.sobject), idOf: (r) => (r as FakeRecord)[spec.externalIdField] });
-    }
-  }
-  const server = await fake.open('loopback');
-  return {
-    url: server.url,
-    requests: () => fake.count(),
-    inventory() {
-      const records: Record<string, number> = {};
-      let duplicates = 0;
-      for (const table of tables.values()) {
-        const rows = table.rows();
-        records[table.type] = rows.length;
-        duplicates += duplicatesBy(rows, table.idOf);
-      }
-      return { records, duplicates };
-    },
-    close: () => server.stop(),
-  };
-}
-
 const COLUMNS = ['pass', 'actions', 'created', 'updated', 'unchanged', 'replayed', 'suppressed', 'rejected', 'failed', 'API calls', 'duplicates'] as const;
 
 function table(rows: Record<(typeof COLUMNS)[number], string | number>[]): string {
@@ -103,25 +36,24 @@ function table(rows: Record<(typeof COLUMNS)[number], string | number>[]): strin
   return [line([...COLUMNS]), line(widths.map((w) => '-'.repeat(w))), ...rows.map((r) => line(COLUMNS.map((c) => String(r[c]))))].join('\n');
 }
 
-export async function demoCommand(options: { crm?: Crm } = {}): Promise<number> {
-  const crm = options.crm ?? 'hubspot';
+export async function demoCommand(options: { crm?: string } = {}): Promise<number> {
+  const crm = options.crm ?? VENDOR_NAMES[0];
+  const vendor = vendorOf(crm);
   const root = packageRoot();
-  const configPath = join(root, 'examples', crm === 'hubspot' ? 'crm-upsert.config.json' : 'crm-upsert.salesforce.config.json');
-  const actionsPath = join(root, 'examples', crm === 'hubspot' ? 'actions.jsonl' : 'actions.salesforce.jsonl');
+  const configPath = join(root, 'examples', vendor.demo.config);
+  const actionsPath = join(root, 'examples', vendor.demo.actions);
   const base = await loadConfig(configPath);
   const dir = await mkdtemp(join(tmpdir(), 'crm-upsert-demo-'));
-  const fake = await startFake(crm, base);
+  const fake = await vendor.demo.start(sectionOf(base));
   const out = process.stdout;
   try {
     const ledger = `sqlite:${join(dir, 'ledger.db')}`;
-    const config: Config = crm === 'hubspot'
-      ? { ...base, ledger, hubspot: { ...base.hubspot!, basePath: fake.url } }
-      : { ...base, ledger, salesforce: { ...base.salesforce!, instanceUrl: fake.url } };
+    const config: Config = { ...base, ledger, [base.crm]: vendor.demo.at(sectionOf(base), fake.url) };
     // The fake accepts any token; a throwaway one keeps the demo free of real credentials.
     const token = `demo-${randomUUID()}`;
-    const env: NodeJS.ProcessEnv = { ...process.env, HUBSPOT_ACCESS_TOKEN: token, SF_ACCESS_TOKEN: token, SF_INSTANCE_URL: fake.url };
+    const env: NodeJS.ProcessEnv = { ...process.env, ...vendor.demo.env(fake.url, token) };
 
-    out.write(`crm-upsert demo: fake ${crm === 'hubspot' ? 'HubSpot' : 'Salesforce'} at ${fake.url}, ledger ${ledger}\n`);
+    out.write(`crm-upsert demo: fake ${vendor.label} at ${fake.url}, ledger ${ledger}\n`);
     out.write(`syncing ${actionsPath} twice (the second pass is a re-run of the same job)\n\n`);
     const rows: Record<(typeof COLUMNS)[number], string | number>[] = [];
     let secondPassCalls = -1;

@@ -9,54 +9,21 @@ import { createSync } from '../engine/index.js';
 import { memoryLedger } from '../ledger/memory.js';
 import type { LedgerBackend, LedgerEntry } from '../ledger/types.js';
 import type { Action } from '../../schemas/action.js';
-import { buildAdapter, ledgerUrl, openLedgerOrExit, type Config } from './config.js';
+import type { RequestPreview } from '../../adapters/kit/vendor-cli.js';
+import { buildAdapter, ledgerUrl, openLedgerOrExit, sectionOf, type Config } from './config.js';
 import { DEFAULT_MAX_LINE_BYTES, readLines } from './jsonl.js';
 import { checkReportPath, sqlitePath } from './preflight.js';
 import { createProgress } from './progress.js';
 import { ReportBuilder, writeReport } from './report.js';
-import { openInput, type SyncFlags } from './sync.js';
+import { openInput, type SyncFlags } from './sync-input.js';
+import { vendorOf } from './vendors.js';
 
 /** What the action would do: the CRM write it would make, or why it would make none. */
 export type Verdict = 'upsert' | 'create' | 'retry' | 'replay' | 'suppress' | 'in_flight' | 'reject';
 
-type Fields = Action['fields'];
-const str = (fields: Fields) => Object.fromEntries(Object.entries(fields).map(([k, v]) => [k, v === null ? '' : String(v)]));
-
 /** The request the adapter would send for this action (parent ids are resolved at write time). */
-export function previewRequest(config: Config, action: Action, key: string): { request: string; body: unknown } {
-  if (config.crm === 'hubspot') {
-    const spec = config.hubspot!.objects[action.object]!;
-    if (spec.kind === 'record') {
-      return {
-        request: `POST /crm/v3/objects/${spec.objectType}/batch/upsert`,
-        body: { idProperty: spec.idProperty, id: action.externalId, properties: str(action.fields) },
-      };
-    }
-    const parent = config.hubspot!.objects[action.target!.object];
-    const parentId = parent?.kind === 'record' ? `<id of ${parent.objectType} where ${parent.idProperty}=${action.target!.externalId}>` : '<parent id>';
-    return {
-      request: `POST /crm/v3/objects/${spec.objectType}/batch/create`,
-      body: {
-        properties: { ...str(action.fields), [spec.keyProperty]: key },
-        associations: [{ to: { id: parentId }, types: [{ associationCategory: 'HUBSPOT_DEFINED', associationTypeId: spec.parents[action.target!.object] }] }],
-      },
-    };
-  }
-  const sf = config.salesforce!;
-  const base = `/services/data/v${sf.apiVersion ?? '60.0'}`;
-  const spec = sf.objects[action.object]!;
-  if (spec.kind === 'record') {
-    return {
-      request: `PATCH ${base}/composite/sobjects/${spec.sobject}/${spec.externalIdField}`,
-      body: { ...action.fields, [spec.externalIdField]: action.externalId, attributes: { type: spec.sobject } },
-    };
-  }
-  const parent = sf.objects[action.target!.object];
-  const parentId = parent?.kind === 'record' ? `<Id of ${parent.sobject} where ${parent.externalIdField}=${action.target!.externalId}>` : '<parent Id>';
-  return {
-    request: `PATCH ${base}/composite/sobjects/${spec.sobject}/${spec.externalIdField}`,
-    body: { ...action.fields, [spec.parents[action.target!.object]!]: parentId, [spec.externalIdField]: key, attributes: { type: spec.sobject } },
-  };
+export function previewRequest(config: Config, action: Action, key: string): RequestPreview {
+  return vendorOf(config.crm).previewRequest(sectionOf(config), action, key);
 }
 
 function verdictOf(entry: LedgerEntry | null, keyless: boolean, op: Action['op'], now: number): Verdict {
@@ -82,9 +49,7 @@ export async function dryRun(file: string, config: Config, flags: SyncFlags): Pr
   if (flags.report) checkReportPath(flags.report);
   // A dry run sends no request, so it needs no credentials: the adapter gets a token it never uses.
   const env = { ...process.env };
-  env.HUBSPOT_ACCESS_TOKEN ||= 'dry-run-sends-nothing';
-  env.SF_ACCESS_TOKEN ||= 'dry-run-sends-nothing';
-  env.SF_INSTANCE_URL ||= 'https://dry-run.invalid';
+  for (const [name, value] of Object.entries(vendorOf(config.crm).dryRunEnv)) env[name] ||= value;
   // Nor a shared rate budget: opening one creates its table (Postgres) or keys (Redis).
   const adapter = await buildAdapter(config, env, { sharedBudget: false });
   // The engine is used only for prepare() (validation and keys); it never sees the real ledger.

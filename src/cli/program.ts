@@ -15,6 +15,7 @@ import { ledgerListCommand, ledgerMigrateCommand, ledgerPruneCommand, ledgerShow
 import { retryFailedCommand } from './retry-failed.js';
 import { schemaCommand } from './schema.js';
 import { DEFAULT_BATCH_SIZE, syncCommand } from './sync.js';
+import { VENDOR_NAMES } from './vendors.js';
 
 function version(): string {
   try {
@@ -45,8 +46,8 @@ export function buildProgram(setExit: (code: number) => void): Command {
   program
     .command('demo')
     .description('the main job on embedded defaults: a fake CRM on loopback, examples/ synced twice; the second pass makes 0 API calls')
-    .addOption(new Option('--crm <crm>', 'which fake CRM').choices(['hubspot', 'salesforce']).default('hubspot'))
-    .action(async (opts: { crm: 'hubspot' | 'salesforce' }) => setExit(await demoCommand(opts)));
+    .addOption(new Option('--crm <crm>', 'which fake CRM').choices(VENDOR_NAMES).default(VENDOR_NAMES[0]))
+    .action(async (opts: { crm: string }) => setExit(await demoCommand(opts)));
 
   program
     .command('sync')
@@ -105,7 +106,7 @@ export function buildProgram(setExit: (code: number) => void): Command {
   program
     .command('check-setup')
     .description('verify (or --create) the external-id and key fields in the CRM')
-    .option('--create', 'create what is missing (HubSpot properties)')
+    .option('--create', 'create the missing id and key fields where the CRM API allows it (or print their definitions)')
     .addOption(configOption())
     .action(async (opts) => setExit(await checkSetupCommand(opts)));
 

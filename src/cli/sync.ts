@@ -4,8 +4,6 @@
  * and exits 0 / 1 / 2 / 3 / 4 / 130 / 143 (see exit.ts).
  */
 import { createReadStream } from 'node:fs';
-import { stat } from 'node:fs/promises';
-import type { Readable } from 'node:stream';
 import { createSync, type Outcome, type Sync } from '../engine/index.js';
 import type { CrmAdapter } from '../adapter.js';
 import { redact, type CrmError } from '../errors.js';
@@ -14,23 +12,13 @@ import { guardAdapter, type AdapterGuard, type TripReason } from './adapter-guar
 import { authFix } from './auth-hint.js';
 import { buildAdapter, ledgerUrl, loadConfig, openLedgerOrExit, type Config } from './config.js';
 import { dryRun } from './dry-run.js';
-import { ExitCode, isInfrastructureFault, UsageError } from './exit.js';
+import { openInput, type SyncFlags } from './sync-input.js';
+import { ExitCode, isInfrastructureFault } from './exit.js';
 import { acquireJobLock, DEFAULT_JOB_LEASE_MS, describeHolder, type JobLock } from './job-lock.js';
 import { DEFAULT_MAX_LINE_BYTES, readLines, type RawLine } from './jsonl.js';
 import { checkLedgerTarget, checkReportPath, checkSharedRateBudget } from './preflight.js';
 import { createProgress, type Progress } from './progress.js';
 import { ReportBuilder, writeReport, type StopInfo } from './report.js';
-
-export interface SyncFlags {
-  config: string;
-  ledger?: string;
-  job?: string;
-  concurrency?: number;
-  batchSize?: number;
-  dryRun?: boolean;
-  report?: string;
-  maxLineBytes?: number;
-}
 
 export const DEFAULT_BATCH_SIZE = 500;
 /** The CLI's claim lease: short, so lines in progress in a killed run are retried a minute later. */
@@ -69,19 +57,6 @@ export function stopForFault(stop: StopState, err: unknown): void {
 export function stopInfo(stop: StopState): StopInfo | undefined {
   if (!stop.reason) return undefined;
   return { reason: stop.reason, ...(stop.message ? { message: stop.message } : {}), ...(stop.unsettled ? { unsettledLines: stop.unsettled } : {}) };
-}
-
-/** Open an input: a file path, or `-` for stdin. A missing file is a usage error. */
-export async function openInput(file: string): Promise<Readable> {
-  if (file === '-') return process.stdin;
-  try {
-    const s = await stat(file);
-    if (!s.isFile()) throw new UsageError(`input ${file} is not a file`);
-  } catch (err) {
-    if (err instanceof UsageError) throw err;
-    throw new UsageError(`input file ${file} not found`);
-  }
-  return createReadStream(file, { highWaterMark: 256 * 1024 });
 }
 
 /** Newlines in a file (for the progress bar's total); streamed, constant memory. */

@@ -1,7 +1,7 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { fakeHubSpot, fakeSalesforce } from '../../src/testing/index.js';
+import { fakeHubSpot, fakeSalesforce } from '../../adapters/testing/index.js';
 import { ensureBuilt, runCli, tempDir, writeHubSpotConfig } from './helpers.js';
 
 const HS_TOKEN = 'pat-na1-check-setup-token';

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openLedger } from '../../src/ledger/index.js';
-import { fakeHubSpot, fakeSalesforce, type FakeHubSpot } from '../../src/testing/index.js';
+import { fakeHubSpot, fakeSalesforce, type FakeHubSpot } from '../../adapters/testing/index.js';
 import { BIN, cliEnv, contactLine, ensureBuilt, HUBSPOT_OBJECTS, noteLine, runCli, tempDir, writeHubSpotConfig } from './helpers.js';
 
 describe('crm-upsert commands', () => {

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openLedger } from '../../src/ledger/index.js';
-import { fakeHubSpot, fakeSalesforce, type FakeHubSpot } from '../../src/testing/index.js';
+import { fakeHubSpot, fakeSalesforce, type FakeHubSpot } from '../../adapters/testing/index.js';
 import { contactLine, ensureBuilt, pairsFile, runCli, sleep, tempDir, writeHubSpotConfig } from './helpers.js';
 
 interface Report {

@@ -1,7 +1,7 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { fakeHubSpot, type FakeHubSpot } from '../../src/testing/index.js';
+import { fakeHubSpot, type FakeHubSpot } from '../../adapters/testing/index.js';
 import { contactLine, ensureBuilt, runCli, tempDir, writeHubSpotConfig } from './helpers.js';
 
 interface Report {

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { fakeHubSpot, type FakeHubSpot } from '../../src/testing/index.js';
+import { fakeHubSpot, type FakeHubSpot } from '../../adapters/testing/index.js';
 import { ensureBuilt, pairsFile, runCli, spawnCli, tempDir, waitFor, writeHubSpotConfig } from './helpers.js';
 
 describe('crm-upsert sync --job', () => {

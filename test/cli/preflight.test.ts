@@ -5,7 +5,7 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseConfig } from '../../src/cli/config.js';
 import { checkSharedRateBudget } from '../../src/cli/preflight.js';
-import { fakeHubSpot, type FakeHubSpot } from '../../src/testing/index.js';
+import { fakeHubSpot, type FakeHubSpot } from '../../adapters/testing/index.js';
 import { ensureBuilt, pairsFile, runCli, tempDir, writeHubSpotConfig } from './helpers.js';
 
 const POSTGRES_URL = 'postgres://postgres@127.0.0.1:5432/test';

@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { fakeHubSpot, type FakeHubSpot } from '../../src/testing/index.js';
+import { fakeHubSpot, type FakeHubSpot } from '../../adapters/testing/index.js';
 import { duplicates, ensureBuilt, pairsFile, runCli, sleep, spawnCli, tempDir, writeHubSpotConfig } from './helpers.js';
 
 const PAIRS = 10_000; // 20,000 lines: a contact upsert and a note on it per pair

@@ -2,7 +2,7 @@ import { readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { fakeHubSpot, type FakeHubSpot } from '../../src/testing/index.js';
+import { fakeHubSpot, type FakeHubSpot } from '../../adapters/testing/index.js';
 import { contactLine, ensureBuilt, noteLine, pairsFile, runCli, tempDir, writeHubSpotConfig } from './helpers.js';
 
 interface Report {

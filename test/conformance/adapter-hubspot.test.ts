@@ -1,8 +1,8 @@
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { hubspotAdapter } from '../../adapters/hubspot/index.js';
-import { fakeHubSpot } from '../../src/testing/index.js';
-import { describeAdapterConformance } from './adapter.suite.js';
+import { adapterConformance, fakeHubSpot } from '../../adapters/testing/index.js';
 
-describeAdapterConformance('hubspot', async () => {
+adapterConformance('hubspot', async () => {
   const fake = fakeHubSpot();
   const server = await fake.listen();
   const adapter = hubspotAdapter({
@@ -25,4 +25,4 @@ describeAdapterConformance('hubspot', async () => {
     failNextWrite: (kind, target) => fake.failNext(kind, { endpoint: target === 'record' ? 'batch/upsert' : 'notes/batch/create' }),
     close: () => server.close(),
   };
-});
+}, { describe, it, expect, beforeEach, afterEach });

@@ -1,9 +1,10 @@
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { adapterConformance } from '../../adapters/testing/index.js';
 import { memoryCrm } from '../helpers/memory-crm.js';
-import { describeAdapterConformance } from './adapter.suite.js';
 
 const faultOf = { lost_response: 'lost_response', reset: 'reset', server_error: 'server_error', rate_limit: 'rate_limited' } as const;
 
-describeAdapterConformance('memory (test helper)', async () => {
+adapterConformance('memory (test helper)', async () => {
   const crm = memoryCrm({ maxBatch: 100 });
   return {
     adapter: crm.adapter,
@@ -17,4 +18,4 @@ describeAdapterConformance('memory (test helper)', async () => {
     failNextWrite: (kind, target) => crm.failNext(faultOf[kind], { op: target === 'record' ? 'upsert' : 'create' }),
     close: async () => undefined,
   };
-});
+}, { describe, it, expect, beforeEach, afterEach });

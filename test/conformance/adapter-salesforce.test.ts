@@ -1,8 +1,8 @@
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { salesforceAdapter } from '../../adapters/salesforce/index.js';
-import { fakeSalesforce } from '../../src/testing/index.js';
-import { describeAdapterConformance } from './adapter.suite.js';
+import { adapterConformance, fakeSalesforce } from '../../adapters/testing/index.js';
 
-describeAdapterConformance('salesforce', async () => {
+adapterConformance('salesforce', async () => {
   const fake = fakeSalesforce();
   const server = await fake.listen();
   const adapter = salesforceAdapter({
@@ -26,4 +26,4 @@ describeAdapterConformance('salesforce', async () => {
     failNextWrite: (kind, target) => fake.failNext(kind, { match: isWrite(target === 'record' ? 'Contact' : 'Task') }),
     close: () => server.close(),
   };
-});
+}, { describe, it, expect, beforeEach, afterEach });

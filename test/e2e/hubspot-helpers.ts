@@ -2,7 +2,7 @@
 import { hubspotAdapter, type HubSpotAdapterOptions } from '../../adapters/hubspot/index.js';
 import type { CrmAdapter } from '../../src/adapter.js';
 import { unlimitedRateBudget } from '../../src/rate-budget.js';
-import { fakeHubSpot, type FakeHubSpot, type FakeHubSpotOptions } from '../../src/testing/index.js';
+import { fakeHubSpot, type FakeHubSpot, type FakeHubSpotOptions } from '../../adapters/testing/index.js';
 
 export const TOKEN = 'pat-na1-e2e-token-5f3c9a1b';
 

@@ -6,8 +6,8 @@
 import { Redis } from 'ioredis';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { createSync } from '../../src/engine/index.js';
-import { postgresLedger } from '../../src/ledger/postgres.js';
-import { redisLedger } from '../../src/ledger/redis.js';
+import { postgresLedger } from '../../src/ledger/postgres/index.js';
+import { redisLedger } from '../../src/ledger/redis/index.js';
 import type { LedgerBackend } from '../../src/ledger/types.js';
 import { postgresUrl, redisUrl, runId } from '../helpers/services.js';
 import { harness, type Harness } from './hubspot-helpers.js';

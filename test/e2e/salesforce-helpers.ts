@@ -1,7 +1,7 @@
 /** Shared wiring for the Salesforce e2e tests: the real jsforce 3.10.16 against fakeSalesforce, over both fronts. */
 import { salesforceAdapter, type SalesforceAdapter, type SalesforceAdapterOptions } from '../../adapters/salesforce/index.js';
 import type { Outcome } from '../../src/index.js';
-import { fakeSalesforce, type FakeSalesforce, type FakeSalesforceOptions } from '../../src/testing/index.js';
+import { fakeSalesforce, type FakeSalesforce, type FakeSalesforceOptions } from '../../adapters/testing/index.js';
 
 export const TOKEN = '00D5g00000E2Etst!AQ4AQE2E.token.7c1d9e';
 

@@ -17,7 +17,7 @@ import { createSync, type Outcome, type Sync } from '../../src/engine/index.js';
 import { memoryLedger } from '../../src/ledger/memory.js';
 import type { LedgerBackend } from '../../src/ledger/types.js';
 import { unlimitedRateBudget } from '../../src/rate-budget.js';
-import { fakeHubSpot, type FakeHubSpot } from '../../src/testing/index.js';
+import { fakeHubSpot, type FakeHubSpot } from '../../adapters/testing/index.js';
 
 const SEED = 20261129;
 const TOKEN = 'pat-na1-fuzz-token';

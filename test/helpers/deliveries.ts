@@ -1,4 +1,4 @@
-import { seededRandom } from '../../src/testing/fake-http.js';
+import { seededRandom } from '../../adapters/testing/fake-http.js';
 
 /** Event indexes 0..events-1, each delivered 1 to `maxCopies` times, in a seeded shuffled order. */
 export function shuffledDeliveries(seed: number, events: number, maxCopies = 3): number[] {

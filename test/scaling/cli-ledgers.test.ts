@@ -10,7 +10,7 @@ import { Redis } from 'ioredis';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openLedger } from '../../src/ledger/index.js';
-import { fakeHubSpot } from '../../src/testing/index.js';
+import { fakeHubSpot } from '../../adapters/testing/index.js';
 import { ensureBuilt, pairsFile, runCli, tempDir, writeHubSpotConfig } from '../cli/helpers.js';
 import { runId } from '../helpers/services.js';
 import { postgresUrl, redisUrl } from './services.js';

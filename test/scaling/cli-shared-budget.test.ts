@@ -6,7 +6,7 @@
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { fakeHubSpot } from '../../src/testing/index.js';
+import { fakeHubSpot } from '../../adapters/testing/index.js';
 import { ensureBuilt, runCli, tempDir, writeHubSpotConfig } from '../cli/helpers.js';
 import { runId } from '../helpers/services.js';
 import { redisUrl } from './services.js';

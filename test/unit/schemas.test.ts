@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { actionJsonSchema, actionSchema } from '../../schemas/action.js';
-import { configSchema } from '../../schemas/config.js';
+import { configSchema } from '../../adapters/config-schema.js';
 import { formatZodIssues } from '../../schemas/parse.js';
 
 const issues = (schema: typeof configSchema, input: unknown) => {

@@ -17,7 +17,7 @@ import { CrmError, LedgerError, sanitizeCause } from '../../src/errors.js';
 import { createSync, openLedger, type Outcome } from '../../src/index.js';
 import type { LedgerBackend } from '../../src/ledger/types.js';
 import { unlimitedRateBudget } from '../../src/rate-budget.js';
-import { fakeHubSpot, fakeSalesforce, type FakeHubSpot, type FakeSalesforce } from '../../src/testing/index.js';
+import { fakeHubSpot, fakeSalesforce, type FakeHubSpot, type FakeSalesforce } from '../../adapters/testing/index.js';
 import { ensureBuilt, HUBSPOT_OBJECTS, runCli, tempDir, writeHubSpotConfig } from '../cli/helpers.js';
 import { memoryCrm } from '../helpers/memory-crm.js';
 import { postgresUrl, redisUrl, runId } from '../helpers/services.js';

@@ -7,7 +7,7 @@ import type {
   ClaimRequest, ClaimResult, CompleteRequest, FailRequest, LedgerBackend, LedgerEntry,
   ListOptions, TokenRef, WindowAcquireRequest, WindowSettleRequest, WindowSlot,
 } from '../types.js';
-import type { PgQueryable, PostgresLedgerOptions } from './index.js';
+import type { PgQueryable, PostgresLedgerOptions } from './options.js';
 import { migrate, tables } from './migrate.js';
 import { statements } from './sql.js';
 

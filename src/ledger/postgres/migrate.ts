@@ -1,6 +1,6 @@
 /** The ledger's tables: their names from the options, and the migration to this schema version. */
 import { ConfigError, LedgerError } from '../../errors.js';
-import type { PgQueryable, PostgresTableOptions } from './index.js';
+import type { PgQueryable, PostgresTableOptions } from './options.js';
 
 /** 2: entries.owner and the token floor in `<prefix>meta`. */
 const SCHEMA_VERSION = 2;

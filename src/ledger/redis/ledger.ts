@@ -7,7 +7,7 @@ import type {
   ListOptions, TokenRef, WindowAcquireRequest, WindowSettleRequest, WindowSlot,
 } from '../types.js';
 import { durabilityProbe } from './durability.js';
-import type { RedisLedgerOptions } from './index.js';
+import type { RedisLedgerOptions } from './options.js';
 import { ENTRY_FIELDS, SCRIPTS, type ScriptName } from './scripts.js';
 
 type Reply = string | number | null | Reply[];

@@ -1,9 +1,9 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { hubspotAdapter, type HubSpotAdapterOptions } from '../../../adapters/hubspot/index.js';
 import { parentMemoKey, type ActivityWrite, type RecordWrite } from '../../../src/adapter.js';
-import { CrmError } from '../../../src/errors.js';
+import { ConfigError, CrmError } from '../../../src/errors.js';
 import type { RateBudget } from '../../../src/rate-budget.js';
-import { fakeHubSpot, type FakeHubSpot } from '../../../src/testing/index.js';
+import { fakeHubSpot, type FakeHubSpot } from '../../../adapters/testing/index.js';
 
 const TOKEN = 'pat-na1-unit-adapter-3b9d';
 const objects: HubSpotAdapterOptions['objects'] = {
@@ -105,5 +105,21 @@ describe('hubspotAdapter (real @hubspot/api-client against the fake)', () => {
     expect(crm).toMatchObject(shape);
     expect(crm.message).toMatch(message);
     expect(fake.records('contacts')).toHaveLength(0);
+  });
+});
+
+describe('hubspotAdapter given an object it was not configured with', () => {
+  const adapter = hubspotAdapter({ accessToken: TOKEN, basePath: 'https://hubspot-unknown-object.test', objects });
+
+  it.each([
+    ['upsertRecords', () => adapter.upsertRecords('deal', [{ ...contact(1), object: 'deal' }])],
+    ['createActivities', () => adapter.createActivities('task', [{ ...note('k', 'C-1'), object: 'task' }])],
+    ['findActivities', () => adapter.findActivities('task', [{ ...note('k', 'C-1'), object: 'task' }])],
+    ['upsertRecords of an activity object', () => adapter.upsertRecords('note', [contact(1)])],
+  ])('%s throws a ConfigError naming the object and the configured ones, sending nothing', async (_name, call) => {
+    const err = await call().catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(ConfigError);
+    expect((err as ConfigError).message).toMatch(/"(deal|task|note)" is not a configured (record|activity) object; configured: contact \(record\), note \(activity\)/);
+    expect(adapter.apiCalls()).toBe(0);
   });
 });

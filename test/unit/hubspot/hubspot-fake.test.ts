@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { fakeHubSpot, type FakeHubSpot, type FakeHubSpotOptions } from '../../../src/testing/index.js';
+import { fakeHubSpot, type FakeHubSpot, type FakeHubSpotOptions } from '../../../adapters/testing/index.js';
 
 interface Reply { status: number; body: Record<string, unknown>; headers: Headers }
 type Results = { id: string; new?: boolean; objectWriteTraceId?: string; properties: Record<string, string | null> }[];

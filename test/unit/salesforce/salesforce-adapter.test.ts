@@ -4,7 +4,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { salesforceAdapter, type SalesforceAdapterOptions, type SalesforceConnection } from '../../../adapters/salesforce/index.js';
 import { fakeSalesforce, type FakeSalesforce } from '../../../adapters/salesforce/salesforce-fake.js';
 import { parentMemoKey, type ActivityWrite, type RecordWrite, type WriteResult } from '../../../src/adapter.js';
-import { CrmError } from '../../../src/errors.js';
+import { ConfigError, CrmError } from '../../../src/errors.js';
 import type { RateBudget } from '../../../src/rate-budget.js';
 
 const TOKEN = '00DFAKE!ARkAQtokenNeverShown.9f8e7d';
@@ -334,5 +334,21 @@ describe('salesforceAdapter with an injected connection', () => {
     } finally {
       nock.cleanAll();
     }
+  });
+});
+
+describe('salesforceAdapter given an object it was not configured with', () => {
+  const adapter = salesforceAdapter({ instanceUrl: 'https://unknown-object.my.salesforce.com', accessToken: TOKEN, objects });
+
+  it.each([
+    ['upsertRecords', () => adapter.upsertRecords('lead', [{ ...rec('x'), object: 'lead' }])],
+    ['createActivities', () => adapter.createActivities('event', [{ ...act('k', 'x'), object: 'event' }])],
+    ['findActivities', () => adapter.findActivities('event', [{ ...act('k', 'x'), object: 'event' }])],
+    ['upsertRecords of an activity object', () => adapter.upsertRecords('task', [rec('x')])],
+  ])('%s throws a ConfigError naming the object and the configured ones, sending nothing', async (_name, call) => {
+    const err = await call().catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(ConfigError);
+    expect((err as ConfigError).message).toMatch(/"(lead|event|task)" is not a configured (record|activity) object; configured: contact \(record\), account \(record\), task \(activity\)/);
+    expect(adapter.apiCalls()).toBe(0);
   });
 });

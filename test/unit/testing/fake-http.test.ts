@@ -1,6 +1,6 @@
 import http from 'node:http';
 import { afterEach, describe, expect, it } from 'vitest';
-import { FakeHttpCore, FaultKind, interceptWithNock, listenLoopback, seededRandom, type FakeVendor } from '../../../src/testing/fake-http.js';
+import { FakeHttpCore, FaultKind, interceptWithNock, listenLoopback, seededRandom, type FakeVendor } from '../../../adapters/testing/fake-http.js';
 
 function counterVendor() {
   const state = { commits: 0 };

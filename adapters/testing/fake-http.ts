@@ -261,16 +261,20 @@ export interface FakeCrmBase<K extends string = FaultKind> {
   failNext(kind: K, options?: FailNextOptions): void;
   /**
    * Serve the fake on either front: `loopback` (a free port on 127.0.0.1) or `nock` (intercept
-   * `origin`, default the vendor's). `url` is what to give the client; `stop` takes the front down.
+   * `origin`, default the vendor's). `url` is what to give the client; `close` takes the front down.
    */
   open(front: FrontKind, origin?: string): Promise<OpenFront>;
 }
 
 export type FrontKind = 'loopback' | 'nock';
 
+/** A served fake: the same shape from every fake and either front. */
 export interface OpenFront {
-  /** Base URL without a trailing slash. */
+  /** Base URL without a trailing slash: HubSpot's `basePath`, Salesforce's `instanceUrl`. */
   url: string;
+  /** Take the front down (close the server, or remove the interceptors). */
+  close(): Promise<void>;
+  /** The same as `close` (its former name). */
   stop(): Promise<void>;
 }
 
@@ -281,10 +285,12 @@ export function fakeCrmBase<K extends string = FaultKind>(core: FakeHttpCore, de
     async open(front, origin = defaultOrigin) {
       if (front === 'nock') {
         const f = await interceptWithNock(core, origin);
-        return { url: origin.replace(/\/+$/, ''), stop: async () => f.stop() };
+        const close = async () => f.stop();
+        return { url: origin.replace(/\/+$/, ''), close, stop: close };
       }
       const server = await listenLoopback(core);
-      return { url: server.url, stop: () => server.close() };
+      const close = () => server.close();
+      return { url: server.url, close, stop: close };
     },
     count: (endpoint) => core.count(endpoint),
     counts: () => core.counts(),

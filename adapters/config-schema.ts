@@ -1,0 +1,26 @@
+/** The config of the built-in CRMs: the core settings with the HubSpot and Salesforce sections. */
+import type { z } from 'zod';
+import { composeConfigSchema } from '../schemas/config.js';
+import { hubspotConfigSchema } from './hubspot/hubspot-config.js';
+import { salesforceConfigSchema } from './salesforce/salesforce-config.js';
+
+export {
+  hubspotActivitySchema,
+  hubspotConfigSchema,
+  hubspotObjectSchema,
+  hubspotRecordSchema,
+  type HubSpotConfig,
+  type HubSpotObjectConfig,
+} from './hubspot/hubspot-config.js';
+export {
+  salesforceActivitySchema,
+  salesforceConfigSchema,
+  salesforceObjectSchema,
+  salesforceRecordSchema,
+  type SalesforceConfig,
+  type SalesforceObjectConfig,
+} from './salesforce/salesforce-config.js';
+
+export const configSchema = composeConfigSchema({ hubspot: hubspotConfigSchema, salesforce: salesforceConfigSchema });
+
+export type Config = z.infer<typeof configSchema>;

@@ -1,0 +1,79 @@
+/**
+ * What the `crm-upsert` CLI needs from HubSpot (the VendorCli contract). Loading this file loads
+ * neither @hubspot/api-client nor the fake: each is imported when first used.
+ */
+import { ConfigError, registerSecret } from '../../src/errors.js';
+import { inventoryOf, type InventoryTable, type VendorCli } from '../kit/vendor-cli.js';
+import { HUBSPOT_TOKEN_ENV, hubspotConfigSchema, type HubSpotConfig } from './hubspot-config.js';
+import { createInput, createRequestLine, upsertInput, upsertRequestLine } from './hubspot-requests.js';
+import { checkHubSpotSetup } from './hubspot-setup.js';
+
+/** HubSpot scope family per object type; engagements (notes, tasks, ...) use the contact scopes. */
+const SCOPE_OF: Record<string, string> = {
+  contacts: 'contacts', companies: 'companies', deals: 'deals', notes: 'contacts', tasks: 'contacts',
+  calls: 'contacts', emails: 'contacts', meetings: 'contacts', line_items: 'line_items', quotes: 'quotes',
+};
+
+/** The private-app scopes the configured objects need. */
+export function hubspotScopes(hs: HubSpotConfig): string[] {
+  const scopes: string[] = [];
+  for (const spec of Object.values(hs.objects)) {
+    const type = spec.objectType;
+    if (type === 'tickets') scopes.push('tickets');
+    else {
+      const family = SCOPE_OF[type] ?? (/^(p_|2-)/.test(type) ? 'custom' : type);
+      scopes.push(`crm.objects.${family}.read`, `crm.objects.${family}.write`);
+    }
+  }
+  return [...new Set(scopes)];
+}
+
+export const hubspotCli: VendorCli<HubSpotConfig> = {
+  name: 'hubspot',
+  label: 'HubSpot',
+  configSchema: hubspotConfigSchema,
+  tokenEnv: HUBSPOT_TOKEN_ENV,
+  secretEnv: [HUBSPOT_TOKEN_ENV],
+  dryRunEnv: { [HUBSPOT_TOKEN_ENV]: 'dry-run-sends-nothing' },
+
+  async buildAdapter(hs, env, { rateBudget }) {
+    const accessToken = env[HUBSPOT_TOKEN_ENV];
+    if (!accessToken) throw new ConfigError(`${HUBSPOT_TOKEN_ENV} is not set: export the private-app access token in the environment (it never goes in the config file)`);
+    registerSecret(accessToken);
+    const { hubspotAdapter } = await import('./hubspot-adapter.js');
+    return hubspotAdapter({ accessToken, objects: hs.objects, ...(hs.basePath ? { basePath: hs.basePath } : {}), ...(hs.rateLimit ? { rateLimit: hs.rateLimit } : {}), ...(rateBudget ? { rateBudget } : {}) });
+  },
+
+  previewRequest(hs, action, key) {
+    const spec = hs.objects[action.object]!;
+    if (spec.kind === 'record') return { request: upsertRequestLine(spec), body: upsertInput(spec, { externalId: action.externalId!, fields: action.fields }) };
+    const target = action.target!;
+    const parent = hs.objects[target.object];
+    const parentId = parent?.kind === 'record' ? `<id of ${parent.objectType} where ${parent.idProperty}=${target.externalId}>` : '<parent id>';
+    return { request: createRequestLine(spec), body: createInput(spec, { key, fields: action.fields }, parentId, spec.parents[target.object]!) };
+  },
+
+  checkSetup: (hs, env, { create }) => checkHubSpotSetup(hs, env, create),
+
+  auth: {
+    forbidden: (hs) => `the private app needs the scopes ${hubspotScopes(hs).join(', ')} for the configured objects`,
+  },
+
+  demo: {
+    config: 'crm-upsert.config.json',
+    actions: 'actions.jsonl',
+    async start(hs) {
+      const { fakeHubSpot } = await import('./hubspot-fake.js');
+      const fake = fakeHubSpot();
+      const tables = new Map<string, InventoryTable>();
+      for (const spec of Object.values(hs.objects)) {
+        const prop = spec.kind === 'record' ? spec.idProperty : spec.keyProperty;
+        if (!tables.has(spec.objectType)) tables.set(spec.objectType, { type: spec.objectType, rows: () => fake.records(spec.objectType), idOf: (r) => (r as { properties: Record<string, unknown> }).properties[prop] });
+      }
+      const front = await fake.open('loopback');
+      return { url: front.url, requests: () => fake.count(), inventory: () => inventoryOf(tables.values()), close: front.close };
+    },
+    at: (hs, url) => ({ ...hs, basePath: url }),
+    env: (_url, token) => ({ [HUBSPOT_TOKEN_ENV]: token }),
+  },
+};

@@ -1,0 +1,41 @@
+/**
+ * The `hubspot` section of crm-upsert.config.json and the object map hubspotAdapter takes.
+ * Secrets are never part of it: the token comes from HUBSPOT_ACCESS_TOKEN.
+ */
+import { z } from 'zod';
+import { configSection, fieldListSchema, nameSchema, rateLimitSchema } from '../kit/config-kit.js';
+
+/** The environment variable holding the private-app access token. */
+export const HUBSPOT_TOKEN_ENV = 'HUBSPOT_ACCESS_TOKEN';
+
+export const hubspotRecordSchema = z.strictObject({
+  kind: z.literal('record'),
+  /** HubSpot object type: `contacts`, `companies`, `deals`, `p_custom`. */
+  objectType: nameSchema,
+  /** The unique-value property the upsert matches on. */
+  idProperty: nameSchema,
+  fields: fieldListSchema,
+});
+
+export const hubspotActivitySchema = z.strictObject({
+  kind: z.literal('activity'),
+  /** `notes`, `tasks`, `calls`, `emails`, `meetings`. */
+  objectType: nameSchema,
+  /** A (non-unique) text property holding the action key. */
+  keyProperty: nameSchema,
+  fields: fieldListSchema,
+  /** Logical parent object -> HUBSPOT_DEFINED association type id (note->contact 202, task->contact 204). */
+  parents: z.record(nameSchema, z.number().int().positive()),
+});
+
+export const hubspotObjectSchema = z.discriminatedUnion('kind', [hubspotRecordSchema, hubspotActivitySchema]);
+export type HubSpotObjectConfig = z.infer<typeof hubspotObjectSchema>;
+
+export const hubspotConfigSchema = configSection(HUBSPOT_TOKEN_ENV, {
+  /** API origin. Default https://api.hubapi.com. */
+  basePath: z.url().optional(),
+  objects: z.record(nameSchema, hubspotObjectSchema),
+  /** The adapter's in-process request budget. Default 100 per 10 s. */
+  rateLimit: rateLimitSchema.optional(),
+});
+export type HubSpotConfig = z.infer<typeof hubspotConfigSchema>;

@@ -1,0 +1,40 @@
+/**
+ * Building blocks of a vendor's section in crm-upsert.config.json (zod only: schemas/config.ts
+ * composes the sections, so nothing here may import src/ or a vendor SDK).
+ */
+import { z } from 'zod';
+
+/** A non-empty name: an object, property or field. */
+export const nameSchema = z.string().min(1, 'must not be empty');
+
+/** A field allowlist: at least one field. */
+export const fieldListSchema = z.array(nameSchema).min(1, 'must list at least one field');
+
+/** An in-process request budget: `points` requests per `durationMs`. */
+export const rateLimitSchema = z.strictObject({
+  points: z.number().int().positive(),
+  durationMs: z.number().int().positive(),
+});
+
+const SECRET_KEYS = ['accessToken', 'token', 'password', 'clientSecret', 'refreshToken'];
+
+/**
+ * A vendor section: a secret in it is refused first, with the environment variable that holds
+ * the token instead (`tokenEnv`); then the section is checked strictly (unknown keys refused).
+ */
+export function configSection<T extends z.ZodRawShape>(tokenEnv: string, shape: T): Section<T> {
+  // Typed loosely here: zod cannot relate a generic shape's loose output to its strict input.
+  const strict: z.ZodType<unknown, Record<string, unknown>> = z.strictObject(shape);
+  const loose: z.ZodType<Record<string, unknown>> = z.looseObject(shape);
+  const section = loose
+    .superRefine((value: Record<string, unknown>, ctx) => {
+      for (const key of SECRET_KEYS) {
+        if (key in value) ctx.addIssue({ code: 'custom', path: [key], message: `secrets never go in the config file: set ${tokenEnv} in the environment` });
+      }
+    })
+    .pipe(strict);
+  return section as unknown as Section<T>;
+}
+
+/** What `configSection` parses to: the strict object of `T`. */
+export type Section<T extends z.ZodRawShape> = z.ZodType<z.output<z.ZodObject<T, z.core.$strict>>, z.input<z.ZodObject<T, z.core.$strict>>>;

@@ -1,0 +1,115 @@
+/**
+ * The VendorCli contract: everything the `crm-upsert` CLI needs from one CRM, so the CLI itself
+ * names no CRM (its registry, src/cli/vendors.ts, maps each config `crm` value to one of these).
+ *
+ * Loading a VendorCli must not load its SDK: `buildAdapter`, `checkSetup` and `demo.start`
+ * import what they need when called, so a run against one CRM never loads the other's client.
+ * Every failure a user fixes (a missing token, a refused one, an unreachable CRM) is a
+ * ConfigError: the CLI prints its message and exits 2.
+ */
+import type { z } from 'zod';
+import type { Action } from '../../schemas/action.js';
+import type { CrmAdapter } from '../../src/adapter.js';
+import type { CrmError } from '../../src/errors.js';
+import type { RateBudget } from '../../src/rate-budget.js';
+
+/** One line of `check-setup`: `ok  contact -> contacts.email (allowlisted)`. */
+export interface SetupFinding {
+  object: string;
+  /** `contacts.ai_external_id`, `Contact.Email`. */
+  target: string;
+  /** What the field must be, shown after the target: `(unique)`, `(allowlisted)`. */
+  role: string;
+  status: 'ok' | 'created' | 'missing' | 'problem';
+  detail?: string;
+  fix?: string;
+}
+
+export interface SetupReport {
+  findings: SetupFinding[];
+  /** Printed after the findings (what to create by hand, for a CRM whose API cannot). */
+  appendix?: string;
+}
+
+/** The request `sync --dry-run` prints for an action: what the adapter would send. */
+export interface RequestPreview {
+  /** Method and path: `POST /crm/v3/objects/contacts/batch/upsert`. */
+  request: string;
+  /** The action's part of the body; parent ids (resolved at write time) are placeholders. */
+  body: unknown;
+}
+
+/** A fake CRM serving the demo on loopback. */
+export interface DemoFake {
+  url: string;
+  requests(): number;
+  /** Records per CRM object, and how many of them duplicate another's external id / key. */
+  inventory(): { records: Record<string, number>; duplicates: number };
+  close(): Promise<void>;
+}
+
+export interface VendorCli<Section> {
+  /** The config's `crm` value and the name of its section: `hubspot`. */
+  readonly name: string;
+  /** The CRM's name in messages: `HubSpot`. */
+  readonly label: string;
+  /** The config section (validated with the core config; secrets refused). */
+  readonly configSchema: z.ZodType<Section>;
+  /** The environment variable holding the token, named in auth messages. */
+  readonly tokenEnv: string;
+  /** Environment variables holding secrets, registered for redaction at startup. */
+  readonly secretEnv: readonly string[];
+  /** Credentials for a dry run, which builds the adapter but sends nothing (applied where unset). */
+  readonly dryRunEnv: Readonly<Record<string, string>>;
+
+  /** The adapter the section describes, credentials from `env`. */
+  buildAdapter(section: Section, env: NodeJS.ProcessEnv, options: { rateBudget?: RateBudget }): Promise<CrmAdapter>;
+  /** The request the adapter would send for `action` under `key`, from the adapter's own request builders. */
+  previewRequest(section: Section, action: Action, key: string): RequestPreview;
+  /** Verify (or, with `create`, create) the id, key and allowlisted fields through the CRM API. */
+  checkSetup(section: Section, env: NodeJS.ProcessEnv, options: { create: boolean }): Promise<SetupReport>;
+
+  readonly auth: {
+    /** The token itself was refused (not only a permission). Default: HTTP 401. */
+    tokenRefused?(error: CrmError): boolean;
+    /** What the token needs for the configured objects: `the private app needs the scopes …`. */
+    forbidden(section: Section): string;
+  };
+
+  readonly demo: {
+    /** Files in examples/: the config and the actions the demo syncs. */
+    config: string;
+    actions: string;
+    /** Start this CRM's fake on loopback for the section's objects. */
+    start(section: Section): Promise<DemoFake>;
+    /** The section pointed at the fake's URL. */
+    at(section: Section, url: string): Section;
+    /** The environment the demo runs with: a throwaway token, the fake's URL. */
+    env(url: string, token: string): Record<string, string>;
+  };
+}
+
+/** A table of fake records: its records and, per record, the value that must be unique. */
+export interface InventoryTable {
+  type: string;
+  rows(): unknown[];
+  idOf(row: unknown): unknown;
+}
+
+/** Records per table and the extra copies beyond the first of each unique value. */
+export function inventoryOf(tables: Iterable<InventoryTable>): { records: Record<string, number>; duplicates: number } {
+  const records: Record<string, number> = {};
+  let duplicates = 0;
+  for (const table of tables) {
+    const rows = table.rows();
+    records[table.type] = rows.length;
+    const seen = new Map<string, number>();
+    for (const row of rows) {
+      const k = table.idOf(row);
+      if (typeof k !== 'string' || k === '') continue;
+      seen.set(k, (seen.get(k) ?? 0) + 1);
+    }
+    for (const c of seen.values()) duplicates += c - 1;
+  }
+  return { records, duplicates };
+}

@@ -1,0 +1,115 @@
+/**
+ * `crm-upsert check-setup` for Salesforce: verify through the describe API what the guarantees
+ * rely on. Salesforce fields cannot be created through these calls: `--create` prints the
+ * Metadata API definition of each missing one.
+ */
+import { messageOf, refuseAuth, setupRequest, type Reply } from '../kit/setup-http.js';
+import type { SetupFinding, SetupReport } from '../kit/vendor-cli.js';
+import { ConfigError } from '../../src/errors.js';
+import { SALESFORCE_INSTANCE_ENV, SALESFORCE_TOKEN_ENV, type SalesforceConfig } from './salesforce-config.js';
+
+interface SalesforceField {
+  name: string;
+  type?: string;
+  externalId?: boolean;
+  unique?: boolean;
+  caseSensitive?: boolean;
+  createable?: boolean;
+  updateable?: boolean;
+}
+
+/**
+ * GET /sobjects/{sObject}/describe once per sObject: every external-id field must be External ID,
+ * Unique and case-sensitive, every allowlisted and parent lookup field must exist and be writable.
+ * Fields are made in Setup or with the Metadata API, so `create` returns their definitions.
+ */
+export async function checkSalesforceSetup(sf: SalesforceConfig, env: NodeJS.ProcessEnv, create: boolean): Promise<SetupReport> {
+  const token = env[SALESFORCE_TOKEN_ENV];
+  const instanceUrl = sf.instanceUrl ?? env[SALESFORCE_INSTANCE_ENV];
+  if (!token) throw new ConfigError('SF_ACCESS_TOKEN is not set: export the Salesforce access token');
+  if (!instanceUrl) throw new ConfigError('salesforce.instanceUrl is not set: put it in the config file or set SF_INSTANCE_URL');
+  const base = `${instanceUrl.replace(/\/+$/, '')}/services/data/v${sf.apiVersion ?? '60.0'}`;
+  const findings: SetupFinding[] = [];
+  const definitions: string[] = [];
+  const described = new Map<string, Reply>();
+  for (const [object, spec] of Object.entries(sf.objects)) {
+    let reply = described.get(spec.sobject);
+    if (!reply) {
+      reply = await setupRequest(`${base}/sobjects/${encodeURIComponent(spec.sobject)}/describe`, token);
+      refuseAuth(reply, SALESFORCE_TOKEN_ENV, `"API Enabled" and read access to ${spec.sobject}`);
+      described.set(spec.sobject, reply);
+    }
+    if (reply.status !== 200) {
+      findings.push({ object, target: spec.sobject, role: '(sObject)', status: 'problem', detail: `describe ${spec.sobject} failed with HTTP ${reply.status}: ${messageOf(reply.body)}`, fix: `check objects.${object}.sobject and the user's access to it` });
+      continue;
+    }
+    const byName = new Map(((reply.body as { fields?: SalesforceField[] }).fields ?? []).map((f) => [f.name, f]));
+    const key = salesforceKey(object, spec.sobject, spec.externalIdField, byName.get(spec.externalIdField), create);
+    if (key.status === 'missing' && create) definitions.push(salesforceFieldDefinition(spec.sobject, spec.externalIdField));
+    findings.push(key);
+    const written = [...spec.fields, ...(spec.kind === 'activity' ? Object.values(spec.parents) : [])];
+    findings.push(...[...new Set(written)].map((field) => salesforceField(object, spec.sobject, field, byName.get(field))));
+  }
+  if (definitions.length === 0) return { findings };
+  return {
+    findings,
+    appendix: `Salesforce fields are created in Setup (Object Manager > Fields & Relationships) or deployed with the Metadata API; this tool does not create them. Definitions:\n\n${definitions.join('\n\n')}`,
+  };
+}
+
+function salesforceKey(object: string, sobject: string, field: string, f: SalesforceField | undefined, create: boolean): SetupFinding {
+  const finding: SetupFinding = { object, target: `${sobject}.${field}`, role: '(External ID, Unique, case-sensitive)', status: 'ok' };
+  const edit = `${create ? '--create cannot change an existing field: ' : ''}in Setup > Object Manager > ${sobject} > Fields & Relationships > ${field} > Edit,`;
+  if (!f) {
+    finding.status = 'missing';
+    finding.detail = `field ${sobject}.${field} does not exist`;
+    finding.fix = create ? 'create it from the definition below (Setup, or deploy it with the Metadata API)' : 'run check-setup --create for its definition, then create it in Setup or deploy it';
+    return finding;
+  }
+  const wrong: string[] = [];
+  if (!f.externalId) wrong.push('is not marked External ID');
+  if (!f.unique) wrong.push('is not Unique (two records can hold one value, and an upsert by it fails with MULTIPLE_CHOICES)');
+  // Only text can be case-insensitive; with it Salesforce matches `ACME-1` and `acme-1` to one record.
+  const caseMatters = f.type === undefined || f.type === 'string';
+  if (caseMatters && f.caseSensitive !== true) wrong.push('is case-insensitive (then `ACME-1` and `acme-1` update one record)');
+  if (f.createable === false || f.updateable === false) wrong.push('is not writable by this user');
+  if (wrong.length > 0) {
+    finding.status = 'problem';
+    finding.detail = `${sobject}.${field} ${wrong.join(', ')}`;
+    const ticks = [!f.externalId && 'tick External ID', !f.unique && 'tick Unique', caseMatters && f.caseSensitive !== true && `choose 'Treat "ABC" and "abc" as different values (case sensitive)'`].filter(Boolean);
+    finding.fix = `${edit} ${ticks.length > 0 ? ticks.join(', ') : 'give the integration user Edit access (field-level security)'}`.replace(/ {2,}/g, ' ');
+  }
+  return finding;
+}
+
+function salesforceField(object: string, sobject: string, field: string, f: SalesforceField | undefined): SetupFinding {
+  const finding: SetupFinding = { object, target: `${sobject}.${field}`, role: '(allowlisted)', status: 'ok' };
+  if (!f) {
+    finding.status = 'missing';
+    finding.detail = `field ${sobject}.${field} does not exist (or this user cannot see it), so every write carrying it fails with INVALID_FIELD`;
+    finding.fix = `create it in Setup and give the integration user access, or remove it from objects.${object}.fields`;
+  } else if (f.createable === false || f.updateable === false) {
+    const cannot = [f.createable === false && 'create', f.updateable === false && 'update'].filter(Boolean).join(' or ');
+    finding.status = 'problem';
+    finding.detail = `${sobject}.${field} is read-only for this user (cannot ${cannot} it)`;
+    finding.fix = `give the integration user Edit access to it (field-level security), or remove it from objects.${object}.fields`;
+  }
+  return finding;
+}
+
+/** The field as Metadata API CustomField XML: what to deploy (or enter in Setup) for it. */
+function salesforceFieldDefinition(sobject: string, field: string): string {
+  return [
+    `<!-- objects/${sobject}/fields/${field}.field-meta.xml -->`,
+    '<CustomField xmlns="http://soap.sforce.com/2006/04/metadata">',
+    `    <fullName>${field}</fullName>`,
+    `    <label>${field.replace(/__c$/, '').replace(/_/g, ' ')}</label>`,
+    '    <type>Text</type>',
+    '    <length>255</length>',
+    '    <externalId>true</externalId>',
+    '    <unique>true</unique>',
+    '    <caseSensitive>true</caseSensitive>',
+    '    <required>false</required>',
+    '</CustomField>',
+  ].join('\n');
+}

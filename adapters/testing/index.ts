@@ -1,0 +1,11 @@
+export * from './fake-http.js';
+export { fakeHubSpot, FakeHubSpotState, HubSpotFault, type FakeHubSpot, type FakeHubSpotOptions, type FakeHubSpotRecord, type FakePropertyDefinition } from '../hubspot/hubspot-fake.js';
+export { fakeSalesforce, type FakeSalesforce, type FakeSalesforceOptions, type FakeFieldOptions, type FakeFieldType, type FakeRecord } from '../salesforce/salesforce-fake.js';
+export {
+  adapterConformance,
+  type AdapterHarness,
+  type ConformanceAssertion,
+  type ConformanceFault,
+  type ConformanceTestApi,
+} from './adapter-conformance.js';
+export { ledgerConformance, type LedgerConformanceOptions, type TestFramework } from '../../src/ledger/conformance/index.js';

@@ -1,0 +1,29 @@
+/** What `crm-upsert sync` is given: its flags and its input (a file or stdin). */
+import { createReadStream } from 'node:fs';
+import { stat } from 'node:fs/promises';
+import type { Readable } from 'node:stream';
+import { UsageError } from './exit.js';
+
+export interface SyncFlags {
+  config: string;
+  ledger?: string;
+  job?: string;
+  concurrency?: number;
+  batchSize?: number;
+  dryRun?: boolean;
+  report?: string;
+  maxLineBytes?: number;
+}
+
+/** Open an input: a file path, or `-` for stdin. A missing file is a usage error. */
+export async function openInput(file: string): Promise<Readable> {
+  if (file === '-') return process.stdin;
+  try {
+    const s = await stat(file);
+    if (!s.isFile()) throw new UsageError(`input ${file} is not a file`);
+  } catch (err) {
+    if (err instanceof UsageError) throw err;
+    throw new UsageError(`input file ${file} not found`);
+  }
+  return createReadStream(file, { highWaterMark: 256 * 1024 });
+}

@@ -1,3 +1,0 @@
-export * from './fake-http.js';
-export { fakeHubSpot, FakeHubSpotState, HubSpotFault, type FakeHubSpot, type FakeHubSpotOptions, type FakeHubSpotRecord, type FakePropertyDefinition } from '../../adapters/hubspot/hubspot-fake.js';
-export { fakeSalesforce, type FakeSalesforce, type FakeSalesforceOptions, type FakeFieldOptions, type FakeFieldType, type FakeRecord } from '../../adapters/salesforce/salesforce-fake.js';
