@@ -4,6 +4,7 @@
  * writes anywhere: the ledger is opened with `createSchema: false` (no table or file is created)
  * and the shared rate budget is not opened.
  */
+import { ClaimAction, decideClaim } from '../ledger/decide-claim.js';
 import { existsSync } from 'node:fs';
 import { createSync } from '../engine/index.js';
 import { memoryLedger } from '../ledger/memory.js';
@@ -26,12 +27,20 @@ export function previewRequest(config: Config, action: Action, key: string): Req
   return vendorOf(config.crm).previewRequest(sectionOf(config), action, key);
 }
 
-function verdictOf(entry: LedgerEntry | null, keyless: boolean, op: Action['op'], now: number): Verdict {
-  if (!entry) return op;
-  if (entry.status === 'completed' && (entry.expiresAt === null || entry.expiresAt > now)) return keyless ? 'suppress' : 'replay';
-  if (entry.status === 'failed') return 'retry';
-  if (entry.status === 'in_progress' && (entry.leaseUntil ?? 0) > now) return 'in_flight';
-  return op;
+/** What a claim would decide (the ledger's one state machine), read without claiming. */
+function verdictOf(entry: LedgerEntry | null, keyless: boolean, action: Action, fingerprint: string, now: number): Verdict {
+  const decision = decideClaim(entry, { key: entry?.key ?? '', fingerprint, leaseMs: 0, retryFailed: true }, now, 0);
+  if (decision.action !== ClaimAction.answer) return decision.action === ClaimAction.retryFailed ? 'retry' : action.op;
+  switch (decision.outcome) {
+    case 'completed':
+      return keyless ? 'suppress' : 'replay';
+    case 'in_progress':
+      return 'in_flight';
+    case 'conflict':
+      return 'reject';
+    default:
+      return 'retry';
+  }
 }
 
 /**
@@ -92,7 +101,7 @@ export async function dryRun(file: string, config: Config, flags: SyncFlags): Pr
         } else {
           const keyless = p.action.eventId === undefined;
           // A repeat of a key earlier in this file is a replay (or suppression) in a real run too.
-          const verdict = seen.has(p.key) ? (keyless ? 'suppress' : 'replay') : verdictOf(ledger ? await ledger.get(p.key) : null, keyless, p.action.op, now);
+          const verdict = seen.has(p.key) ? (keyless ? 'suppress' : 'replay') : verdictOf(ledger ? await ledger.get(p.key) : null, keyless, p.action, p.fingerprint, now);
           seen.add(p.key);
           const writes = verdict === 'upsert' || verdict === 'create' || verdict === 'retry';
           line = { line: raw.line, key: p.key, would: verdict, ...(writes ? previewRequest(config, p.action, p.key) : {}) };
