@@ -42,8 +42,19 @@ type JsonObject = { [k: string]: Json };
 const CODES: ReadonlySet<string> = new Set(Object.values(ErrorCode));
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 const str = (v: unknown): string | undefined => (typeof v === 'string' ? v : undefined);
-/** Plain data to Json: what a ledger column holds (drops undefined, as the backends' JSON does). */
-const toJson = (value: unknown): Json => JSON.parse(JSON.stringify(value ?? null)) as Json;
+/**
+ * Plain data to Json: what a ledger column holds. Everything stored here is plain data already
+ * (validated actions, serialized errors, step values JSON round-trips as the backends store them),
+ * so only `undefined` members are dropped, as the backends' JSON does.
+ */
+function toJson(value: unknown): Json {
+  if (value === undefined || value === null) return null;
+  if (Array.isArray(value)) return value.map((v) => toJson(v));
+  if (typeof value !== 'object') return value as Json;
+  const out: { [k: string]: Json } = {};
+  for (const [k, v] of Object.entries(value)) if (v !== undefined) out[k] = toJson(v);
+  return out;
+}
 
 export function encodeError(error: SerializedError): JsonObject {
   return toJson(error) as JsonObject;
@@ -87,7 +98,8 @@ export function decodeActionFailure(value: Json | null): ActionFailure | undefin
   return { error, retry };
 }
 
-export const encodeStepResult = (value: unknown): Json => ({ v: toJson(value) });
+// A step's value is whatever the step returned: round-trip it, so a replay sees what the ledger keeps.
+export const encodeStepResult = (value: unknown): Json => ({ v: value === undefined ? null : (JSON.parse(JSON.stringify(value)) as Json) });
 export const decodeStepResult = (value: Json | null): unknown => (isObject(value) ? (value.v ?? undefined) : undefined);
 
 export const encodeEventResult = (r: EventResult): Json => toJson(r);
