@@ -52,77 +52,82 @@ const pathOf = (link: PathLink | undefined): string[] => {
   return out;
 };
 
-export function snapshotInput(input: unknown): Snapshot {
-  const issues: ValidationIssue[] = [];
-  const ancestors = new Set<object>();
-  const fail = (link: PathLink | undefined, message: string): undefined => {
-    if (issues.length < MAX_ISSUES) issues.push({ path: pathOf(link).map(escapeLoneSurrogates).join('.'), message });
-    return undefined;
-  };
+/** What one snapshot collects: its issues, and the objects being copied (to find cycles). */
+interface Walk {
+  issues: ValidationIssue[];
+  ancestors: Set<object>;
+}
 
-  const copyObject = (obj: object, link: PathLink | undefined, depth: number): unknown => {
-    const isArray = Array.isArray(obj);
-    const proto = Reflect.getPrototypeOf(obj);
-    if (!isArray && !isPlainPrototype(proto)) {
-      const kind = kindOf(proto!);
-      return fail(link, `is a ${kind} object, not plain data${kind === 'Date' ? ' (send an ISO 8601 string)' : ''}`);
-    }
-    const out: Record<string, unknown> | unknown[] = isArray ? [] : {};
-    // Own enumerable string keys, each read once: the stored value, or the getter called once. A
-    // Proxy is read through its descriptors (its get trap could answer otherwise); anything else
-    // reads the same either way, and the plain read is several times faster.
-    const proxy = isProxy(obj);
-    for (const key of proxy ? Reflect.ownKeys(obj) : Object.keys(obj)) {
-      if (typeof key !== 'string') continue;
-      const at: PathLink = { parent: link, key };
-      let read: unknown;
-      try {
-        if (proxy) {
-          const desc = Reflect.getOwnPropertyDescriptor(obj, key);
-          if (!desc?.enumerable || (isArray && key === 'length')) continue;
-          read = 'value' in desc ? desc.value : desc.get?.call(obj);
-        } else read = (obj as Record<string, unknown>)[key];
-      } catch (err) {
-        fail(at, `cannot be read: ${describeThrown(err)}`);
-        continue;
-      }
-      const copied = copy(read, at, depth + 1);
-      // An own "__proto__" stays an own property (plain assignment would set the prototype).
-      if (key === '__proto__') Object.defineProperty(out, key, { value: copied, enumerable: true, writable: true, configurable: true });
-      else (out as Record<string, unknown>)[key] = copied;
-    }
-    return out;
-  };
+function fail(walk: Walk, link: PathLink | undefined, message: string): undefined {
+  if (walk.issues.length < MAX_ISSUES) walk.issues.push({ path: pathOf(link).map(escapeLoneSurrogates).join('.'), message });
+  return undefined;
+}
 
-  const copy = (value: unknown, link: PathLink | undefined, depth: number): unknown => {
-    switch (typeof value) {
-      case 'string':
-      case 'number':
-      case 'boolean':
-      case 'undefined':
-        return value;
-      case 'bigint':
-        return fail(link, 'is a BigInt, which JSON cannot carry; send a number or a string');
-      case 'function':
-        return fail(link, 'is a function, not data');
-      case 'symbol':
-        return fail(link, 'is a symbol, not data');
-    }
-    if (value === null) return null;
-    const obj = value as object;
-    if (ancestors.has(obj)) return fail(link, 'refers back to an enclosing object (a cycle)');
-    if (depth >= MAX_INPUT_DEPTH) return fail(link, `nests deeper than ${MAX_INPUT_DEPTH} levels`);
-    ancestors.add(obj);
+function copyObject(walk: Walk, obj: object, link: PathLink | undefined, depth: number): unknown {
+  const isArray = Array.isArray(obj);
+  const proto = Reflect.getPrototypeOf(obj);
+  if (!isArray && !isPlainPrototype(proto)) {
+    const kind = kindOf(proto!);
+    return fail(walk, link, `is a ${kind} object, not plain data${kind === 'Date' ? ' (send an ISO 8601 string)' : ''}`);
+  }
+  const out: Record<string, unknown> | unknown[] = isArray ? [] : {};
+  // Own enumerable string keys, each read once: the stored value, or the getter called once. A
+  // Proxy is read through its descriptors (its get trap could answer otherwise); anything else
+  // reads the same either way, and the plain read is several times faster.
+  const proxy = isProxy(obj);
+  for (const key of proxy ? Reflect.ownKeys(obj) : Object.keys(obj)) {
+    if (typeof key !== 'string') continue;
+    const at: PathLink = { parent: link, key };
+    let read: unknown;
     try {
-      return copyObject(obj, link, depth);
+      if (proxy) {
+        const desc = Reflect.getOwnPropertyDescriptor(obj, key);
+        if (!desc?.enumerable || (isArray && key === 'length')) continue;
+        read = 'value' in desc ? desc.value : desc.get?.call(obj);
+      } else read = (obj as Record<string, unknown>)[key];
     } catch (err) {
-      // A revoked Proxy (or a throwing ownKeys trap): nothing of it can be read.
-      return fail(link, `cannot be read: ${describeThrown(err)}`);
-    } finally {
-      ancestors.delete(obj);
+      fail(walk, at, `cannot be read: ${describeThrown(err)}`);
+      continue;
     }
-  };
+    const copied = copy(walk, read, at, depth + 1);
+    // An own "__proto__" stays an own property (plain assignment would set the prototype).
+    if (key === '__proto__') Object.defineProperty(out, key, { value: copied, enumerable: true, writable: true, configurable: true });
+    else (out as Record<string, unknown>)[key] = copied;
+  }
+  return out;
+}
 
-  const value = copy(input, undefined, 0);
-  return issues.length > 0 ? { ok: false, issues } : { ok: true, value };
+function copy(walk: Walk, value: unknown, link: PathLink | undefined, depth: number): unknown {
+  switch (typeof value) {
+    case 'string':
+    case 'number':
+    case 'boolean':
+    case 'undefined':
+      return value;
+    case 'bigint':
+      return fail(walk, link, 'is a BigInt, which JSON cannot carry; send a number or a string');
+    case 'function':
+      return fail(walk, link, 'is a function, not data');
+    case 'symbol':
+      return fail(walk, link, 'is a symbol, not data');
+  }
+  if (value === null) return null;
+  const obj = value as object;
+  if (walk.ancestors.has(obj)) return fail(walk, link, 'refers back to an enclosing object (a cycle)');
+  if (depth >= MAX_INPUT_DEPTH) return fail(walk, link, `nests deeper than ${MAX_INPUT_DEPTH} levels`);
+  walk.ancestors.add(obj);
+  try {
+    return copyObject(walk, obj, link, depth);
+  } catch (err) {
+    // A revoked Proxy (or a throwing ownKeys trap): nothing of it can be read.
+    return fail(walk, link, `cannot be read: ${describeThrown(err)}`);
+  } finally {
+    walk.ancestors.delete(obj);
+  }
+}
+
+export function snapshotInput(input: unknown): Snapshot {
+  const walk: Walk = { issues: [], ancestors: new Set() };
+  const value = copy(walk, input, undefined, 0);
+  return walk.issues.length > 0 ? { ok: false, issues: walk.issues } : { ok: true, value };
 }

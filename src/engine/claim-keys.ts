@@ -10,7 +10,7 @@ import { isDeadLocalOwner, ownerId } from '../owner.js';
 export async function claimKeys(ledger: LedgerBackend, requests: readonly ClaimRequest[], now: number): Promise<ClaimResult[]> {
   if (requests.length === 0) return [];
   const owner = ownerId();
-  const owned = requests.map((r) => ({ ...r, owner: r.owner ?? owner }));
+  const owned = requests.map((r) => (r.owner === undefined ? { ...r, owner } : r));
   const results = await ledger.claim(owned, now);
   const dead = results.flatMap((r, i) => (r.outcome === 'in_progress' && isDeadLocalOwner(r.entry.owner) ? [i] : []));
   if (dead.length === 0) return results;

@@ -6,7 +6,8 @@
  * without retry -> `failed`, a key of another identity -> `rejected` (KeyConflictError).
  */
 import { KeyConflictError } from '../errors.js';
-import type { ClaimResult, LedgerEntry } from '../ledger/types.js';
+import type { ClaimRequest, ClaimResult, LedgerEntry } from '../ledger/types.js';
+import { ownerId } from '../owner.js';
 import type { Outcome } from '../outcome.js';
 import { claimKeys } from './claim-keys.js';
 import { decodeActionFailure, decodeActionResult } from './payloads.js';
@@ -39,7 +40,8 @@ function answer(item: Planned, claim: ClaimResult): Outcome {
 }
 
 export async function claimStage(ctx: EngineContext, call: Call, items: readonly Planned[]): Promise<{ held: Held[]; answered: Decided[] }> {
-  const requests = items.map((i) => ({ key: i.key, fingerprint: i.fingerprint, leaseMs: ctx.leaseMs, retryFailed: ctx.retryFailed, ...(i.markId ? { markId: i.markId } : {}) }));
+  const owner = ownerId();
+  const requests: ClaimRequest[] = items.map((i) => ({ key: i.key, fingerprint: i.fingerprint, leaseMs: ctx.leaseMs, retryFailed: ctx.retryFailed, owner, markId: i.markId }));
   const claims = await claimKeys(ctx.ledger, requests, await ctx.clock.now());
   const held: Held[] = [];
   const answered: Decided[] = [];

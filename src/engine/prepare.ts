@@ -53,11 +53,13 @@ function plan(ctx: EngineContext, index: number, p: Extract<Prepared, { ok: true
   const { action, key, fingerprint } = p;
   const keyless = action.eventId === undefined;
   const at = action.occurredAt !== undefined ? Date.parse(action.occurredAt) : storedAt ?? ctx.clock.peek();
-  const base = { index, action, key, fingerprint, keyless, at, op: action.op, object: action.object };
-  // Only creates are windowed: a keyless upsert's external id is its key.
-  const windowed = keyless && ctx.windowMs > 0 && action.op === 'create' ? { windowId: windowId(ctx.adapter.name, action) } : {};
-  if (action.op !== 'upsert') return { ...base, ...windowed };
-  return { ...base, ...windowed, coalesceId: action.externalId, markId: `m1:${sha([ctx.adapter.name, action.object, action.externalId])}`, fieldHash: fieldsHash(action.fields) };
+  if (action.op === 'upsert') {
+    // A keyless upsert is not windowed: its external id is its key.
+    const markId = `m1:${sha([ctx.adapter.name, action.object, action.externalId])}`;
+    return { index, action, key, fingerprint, keyless, at, op: action.op, object: action.object, coalesceId: action.externalId, markId, fieldHash: fieldsHash(action.fields) };
+  }
+  const planned: Planned = { index, action, key, fingerprint, keyless, at, op: action.op, object: action.object };
+  return keyless && ctx.windowMs > 0 ? { ...planned, windowId: windowId(ctx.adapter.name, action) } : planned;
 }
 
 export function prepareAll(ctx: EngineContext, inputs: readonly unknown[], stored?: readonly (StoredKey | undefined)[]): { planned: Planned[]; rejected: Outcome[] } {

@@ -47,8 +47,21 @@ export function entryFromValues(values: readonly unknown[]): LedgerEntry {
   };
 }
 
-/** An entry from a row keyed by column name. */
-export const entryFromRow = (row: Partial<Record<EntryColumn, unknown>>): LedgerEntry => entryFromValues(ENTRY_COLUMNS.map((c) => row[c]));
+/** An entry from a row keyed by column name (read field by field: this runs once per claimed key). */
+export const entryFromRow = (row: Partial<Record<EntryColumn, unknown>>): LedgerEntry => ({
+  key: String(row.key),
+  fingerprint: String(row.fingerprint),
+  status: String(row.status) as EntryStatus,
+  token: num(row.token),
+  leaseUntil: numOrNull(row.lease_until),
+  attempts: num(row.attempts),
+  result: decodeJson(row.result),
+  error: decodeJson(row.error),
+  createdAt: num(row.created_at),
+  updatedAt: num(row.updated_at),
+  owner: missing(row.owner) ? null : String(row.owner),
+  expiresAt: numOrNull(row.expires_at),
+});
 
 /** The row that stores `entry`. */
 export const entryToRow = (entry: LedgerEntry): EntryRow => ({
