@@ -5,15 +5,19 @@
  * ignores Retry-After; the engine decides), the rate budget spent before every request, every
  * per-record result read and mapped back by objectWriteTraceId.
  */
-import { Client } from '@hubspot/api-client';
+import type { Client as SdkClient } from '@hubspot/api-client';
 import { parentMemoKey, type ActivityWrite, type BatchContext, type CrmAdapter, type RecordWrite, type WriteResult } from '../../src/adapter.js';
 import { CrmError, CrmErrorKind, registerSecret } from '../../src/errors.js';
 import { engineObjects, objectSpec, requestGate, resolveParents, writeInOrder, type Prepared } from '../kit/adapter-kit.js';
+import { HUBSPOT_SDK, loadVendorSdk } from '../kit/vendor-sdk.js';
 import type { HubSpotObjectConfig } from './hubspot-config.js';
 import { classifyHubSpotError, classifyHubSpotItemError, readableResponses } from './hubspot-errors.js';
 import type { BatchResult, HubSpotClientLike, ResultObject, Traced } from './hubspot-client.js';
 import { resolveHubSpotOptions, type HubSpotAdapterOptions } from './hubspot-options.js';
 import { createInput, upsertInput, type CreateInput } from './hubspot-requests.js';
+
+// An optional peer: without it, importing this module throws the one message naming what to install.
+const { Client } = loadVendorSdk<{ Client: typeof SdkClient }>(HUBSPOT_SDK);
 
 const traced = <T>(inputs: T[]): Traced<T>[] => inputs.map((input, i) => ({ ...input, objectWriteTraceId: String(i) }));
 

@@ -1,6 +1,7 @@
 /**
  * What the `crm-upsert` CLI needs from HubSpot (the VendorCli contract). Loading this file loads
- * neither @hubspot/api-client nor the fake: each is imported when first used.
+ * neither @hubspot/api-client nor the fake: each is imported when first used. The SDK is an
+ * optional peer: building an adapter without it fails with a ConfigError naming it (exit 2).
  */
 import { ConfigError, registerSecret } from '../../src/errors.js';
 import { inventoryOf, type InventoryTable, type VendorCli } from '../kit/vendor-cli.js';
@@ -37,10 +38,11 @@ export const hubspotCli: VendorCli<HubSpotConfig> = {
   dryRunEnv: { [HUBSPOT_TOKEN_ENV]: 'dry-run-sends-nothing' },
 
   async buildAdapter(hs, env, { rateBudget }) {
+    // First: without @hubspot/api-client (an optional peer) this throws the ConfigError naming what to install.
+    const { hubspotAdapter } = await import('./hubspot-adapter.js');
     const accessToken = env[HUBSPOT_TOKEN_ENV];
     if (!accessToken) throw new ConfigError(`${HUBSPOT_TOKEN_ENV} is not set: export the private-app access token in the environment (it never goes in the config file)`);
     registerSecret(accessToken);
-    const { hubspotAdapter } = await import('./hubspot-adapter.js');
     return hubspotAdapter({ accessToken, objects: hs.objects, ...(hs.basePath ? { basePath: hs.basePath } : {}), ...(hs.rateLimit ? { rateLimit: hs.rateLimit } : {}), ...(rateBudget ? { rateBudget } : {}) });
   },
 

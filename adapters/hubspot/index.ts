@@ -1,4 +1,8 @@
-/** crm-upsert-sync/hubspot: the HubSpot adapter (loads @hubspot/api-client; the package root does not). */
+/**
+ * crm-upsert-sync/hubspot: the HubSpot adapter. Loads @hubspot/api-client, an optional peer
+ * (`npm install @hubspot/api-client@^13.5`); without it, importing this entry throws one
+ * ConfigError naming the package and its range. The package root and /testing do not need it.
+ */
 export { hubspotAdapter } from './hubspot-adapter.js';
 export type { HubSpotClientLike } from './hubspot-client.js';
 export {

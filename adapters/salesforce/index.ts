@@ -1,5 +1,7 @@
 /**
- * crm-upsert-sync/salesforce: the Salesforce adapter (jsforce 3.10.16). Loading this entry loads jsforce.
+ * crm-upsert-sync/salesforce: the Salesforce adapter (jsforce 3.10.16). Loading this entry loads
+ * jsforce, an optional peer (`npm install jsforce@~3.10.16`); without it, importing this entry
+ * throws one ConfigError naming the package and its range. The package root and /testing do not need it.
  */
 export { salesforceAdapter, type SalesforceAdapter } from './salesforce-adapter.js';
 export {

@@ -2,14 +2,18 @@
  * salesforceAdapter(): records and activities (Task) upserted by External ID fields through the
  * sObject Collections API, over jsforce 3.10.16. One HTTP attempt per call: the engine owns retries.
  */
-import { Connection } from 'jsforce';
+import type { Connection as SdkConnection } from 'jsforce';
 import { parentMemoKey, type ActivityWrite, type BatchContext, type CrmAdapter, type RecordWrite, type WriteResult } from '../../src/adapter.js';
 import { CrmError, CrmErrorKind, registerSecret } from '../../src/errors.js';
 import { engineObjects, objectSpec, requestGate, resolveParents, writeInOrder, type Prepared } from '../kit/adapter-kit.js';
+import { loadVendorSdk, SALESFORCE_SDK } from '../kit/vendor-sdk.js';
 import { classifySalesforceError, dailyLimitStop, recordError, type ClassifyContext, type ResponseInfo, type SalesforceRecordError } from './salesforce-errors.js';
 import { resolveSalesforceOptions, type SalesforceAdapterOptions, type SalesforceConnection, type SalesforceHttpRequest, type SalesforceObjectConfig } from './salesforce-options.js';
 import { activityValues, apiBase, collectionRecord, collectionUrl, recordValues } from './salesforce-requests.js';
 import { soqlIn, soqlQuote } from './soql.js';
+
+// An optional peer: without it, importing this module throws the one message naming what to install.
+const { Connection } = loadVendorSdk<{ Connection: typeof SdkConnection }>(SALESFORCE_SDK);
 
 const VENDOR = 'salesforce';
 const MAX_BATCH = 200;

@@ -1,6 +1,7 @@
 /**
  * What the `crm-upsert` CLI needs from Salesforce (the VendorCli contract). Loading this file
- * loads neither jsforce nor the fake: each is imported when first used.
+ * loads neither jsforce nor the fake: each is imported when first used. The SDK is an optional
+ * peer: building an adapter without it fails with a ConfigError naming it (exit 2).
  */
 import { ConfigError, registerSecret } from '../../src/errors.js';
 import { inventoryOf, type InventoryTable, type VendorCli } from '../kit/vendor-cli.js';
@@ -32,12 +33,13 @@ export const salesforceCli: VendorCli<SalesforceConfig> = {
   dryRunEnv: { [SALESFORCE_TOKEN_ENV]: 'dry-run-sends-nothing', [SALESFORCE_INSTANCE_ENV]: 'https://dry-run.invalid' },
 
   async buildAdapter(sf, env, { rateBudget }) {
+    // First: without jsforce (an optional peer) this throws the ConfigError naming what to install.
+    const { salesforceAdapter } = await import('./salesforce-adapter.js');
     const accessToken = env[SALESFORCE_TOKEN_ENV];
     const instanceUrl = sf.instanceUrl ?? env[SALESFORCE_INSTANCE_ENV];
     if (!accessToken) throw new ConfigError(`${SALESFORCE_TOKEN_ENV} is not set: export the Salesforce access token in the environment (it never goes in the config file)`);
     if (!instanceUrl) throw new ConfigError(`salesforce.instanceUrl is not set: put it in the config file or set ${SALESFORCE_INSTANCE_ENV}`);
     registerSecret(accessToken);
-    const { salesforceAdapter } = await import('./salesforce-adapter.js');
     return salesforceAdapter({
       accessToken,
       instanceUrl,

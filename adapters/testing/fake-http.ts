@@ -8,6 +8,7 @@
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { assertNockSupported } from './nock-support.js';
 
 export interface FakeRequest {
   method: string;
@@ -417,10 +418,12 @@ export interface NockFront {
 }
 
 /**
- * Intercept `origin` with nock (in-process tests). nock is a devDependency of the caller's
- * test suite; it is loaded only when this front is used.
+ * Intercept `origin` with nock (in-process tests). nock is an optional peer, a devDependency of
+ * the caller's test suite; it is loaded only when this front is used, after checking that its
+ * version works on this Node (on Node 20: 14.x or exactly 15.0.0).
  */
 export async function interceptWithNock(core: FakeHttpCore, origin: string): Promise<NockFront> {
+  assertNockSupported();
   const nockModule = (await import('nock')) as unknown as { default?: NockLike } & NockLike;
   const nock: NockLike = typeof nockModule.default === 'function' ? nockModule.default : nockModule;
   const scope = nock(origin).persist();

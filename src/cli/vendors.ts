@@ -1,7 +1,9 @@
 /**
  * The CRMs the CLI speaks: config `crm` value -> its VendorCli (adapters/<vendor>/<vendor>-cli.ts).
  * The only place in src/cli that names a CRM; adding one is one line here. Loading an entry
- * loads no SDK: each VendorCli imports its client when it first builds an adapter.
+ * loads no SDK: each VendorCli imports its client when it first builds an adapter. The SDKs are
+ * optional peers, so a config naming a CRM whose SDK is not installed fails there, before any
+ * write, with the message naming the package and the range to install (exit 2).
  */
 import type { VendorCli } from '../../adapters/kit/vendor-cli.js';
 import { hubspotCli } from '../../adapters/hubspot/hubspot-cli.js';

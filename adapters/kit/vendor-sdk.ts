@@ -1,0 +1,47 @@
+/**
+ * Loading a vendor SDK, which is an optional peer dependency: a user installs only the client of
+ * the CRM they use. An entry whose SDK is missing fails on import with one message naming the
+ * package, the supported range and the install command; the CLI prints it and exits 2.
+ *
+ * The SDKs are CommonJS and the adapter factories are synchronous, so the SDK is required
+ * synchronously (no top-level await, which would keep the entries from being `require()`d).
+ */
+import { createRequire } from 'node:module';
+import { ConfigError } from '../../src/errors.js';
+
+export interface VendorSdk {
+  /** The package entry that needs it: `crm-upsert-sync/hubspot`. */
+  entry: string;
+  /** The npm package: `@hubspot/api-client`. */
+  name: string;
+  /** The supported range, as in peerDependencies: `>=13.5.0 <15`. */
+  range: string;
+  /** What to install: `@hubspot/api-client@^13.5`. */
+  install: string;
+}
+
+export const HUBSPOT_SDK: VendorSdk = { entry: 'crm-upsert-sync/hubspot', name: '@hubspot/api-client', range: '>=13.5.0 <15', install: '@hubspot/api-client@^13.5' };
+export const SALESFORCE_SDK: VendorSdk = { entry: 'crm-upsert-sync/salesforce', name: 'jsforce', range: '>=3.10.16 <4', install: 'jsforce@~3.10.16' };
+
+/** `crm-upsert-sync/hubspot needs @hubspot/api-client (>=13.5.0 <15): npm install @hubspot/api-client@^13.5` */
+export function missingSdkMessage(sdk: VendorSdk): string {
+  return `${sdk.entry} needs ${sdk.name} (${sdk.range}): npm install ${sdk.install}`;
+}
+
+/** True when `err` says `name` itself cannot be found (not a module it requires in turn). */
+export function isMissingPackage(err: unknown, name: string): boolean {
+  const e = err as NodeJS.ErrnoException | undefined;
+  if (e?.code !== 'MODULE_NOT_FOUND' && e?.code !== 'ERR_MODULE_NOT_FOUND') return false;
+  const first = String(e.message).split('\n')[0] ?? '';
+  return first.includes(`'${name}'`) || first.includes(`"${name}"`) || first.includes(`/node_modules/${name}/`);
+}
+
+/** The SDK's module, or a ConfigError with `missingSdkMessage` when it is not installed. */
+export function loadVendorSdk<T>(sdk: VendorSdk, require: (id: string) => unknown = createRequire(import.meta.url)): T {
+  try {
+    return require(sdk.name) as T;
+  } catch (err) {
+    if (isMissingPackage(err, sdk.name)) throw new ConfigError(missingSdkMessage(sdk), { cause: err });
+    throw err;
+  }
+}
