@@ -70,7 +70,15 @@ export function hubspotAdapter(options: HubSpotAdapterOptions): CrmAdapter {
   const batchApi = client.crm.objects.batchApi;
   const associationsApi = client.crm.associations.v4.batchApi;
   const gate = requestGate();
-  const read = <T>(call: () => Promise<T>) => gate.send(call, { budgets: [o.rateBudget] });
+  // Reads throw classified, secret-free errors too: a caller of findActivities never sees the SDK's ApiException.
+  const read = <T>(call: () => Promise<T>) =>
+    gate.send(async () => {
+      try {
+        return await call();
+      } catch (err) {
+        throw classifyHubSpotError(err);
+      }
+    }, { budgets: [o.rateBudget] });
 
   /** One write request; its failure is classified knowing what every input sent (a `beforeSend` error propagates as it is). */
   const write = <T>(call: () => Promise<T>, sentProperties: string[][], context?: BatchContext): Promise<T> =>

@@ -171,6 +171,14 @@ describe('secrets through real services and the vendor clients', () => {
       expect(sfErr).toBeInstanceOf(CrmError);
       expect(deep(sfErr)).toMatch(/INVALID_FIELD/);
       expectClean(deep(hsErr) + deep(sfErr));
+      // What the adapters throw to a caller of their own methods (writes and reads alike) is already classified and clean.
+      const thrown = [
+        await caught(hs1.upsertRecords('contact', [{ key: 'k3', object: 'contact', externalId: 'x3', fields: { email: 'a@b.c' } }])),
+        await caught(hs1.findActivities('note', [{ key: 'k4', object: 'note', parent: { object: 'contact', externalId: 'x4' }, fields: {} }])),
+        await caught(sf1.upsertRecords('contact', [{ key: 'k5', object: 'contact', externalId: 'x5', fields: { Email: 'a@b.c' } }])),
+      ];
+      for (const err of thrown) expect(err).toBeInstanceOf(CrmError);
+      expectClean(thrown.map((e) => deep(e)).join('\n'));
 
       // Failed outcomes stored by every backend.
       const dir = tempDir('crm-upsert-secrets-');
