@@ -36,7 +36,7 @@ const STARTER_SECTION: HubSpotConfig = {
     note: { kind: 'activity', objectType: 'notes', keyProperty: 'crm_upsert_key', fields: ['hs_note_body', 'hs_timestamp'], parents: { contact: 202 } },
     task: { kind: 'activity', objectType: 'tasks', keyProperty: 'crm_upsert_key', fields: ['hs_task_subject', 'hs_task_body', 'hs_task_status', 'hs_task_priority', 'hs_timestamp'], parents: { contact: 204 } },
   },
-} as HubSpotConfig;
+};
 
 const ANA = { source: 'zendesk', eventId: 'zd:ticket.created:48211', op: 'upsert', object: 'contact', externalId: 'zd-1001', fields: { email: 'ana.ruiz@northwind.example', firstname: 'Ana', lastname: 'Ruiz', lifecyclestage: 'lead', company: 'Northwind Traders' } };
 const STARTER_ACTIONS = [

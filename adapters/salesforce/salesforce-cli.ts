@@ -32,7 +32,7 @@ const STARTER_SECTION: SalesforceConfig = {
     note: { kind: 'activity', sobject: 'Task', externalIdField: 'AI_Idempotency_Key__c', fields: ['Subject', 'Description', 'ActivityDate', 'Status'], parents: { contact: 'WhoId' } },
     task: { kind: 'activity', sobject: 'Task', externalIdField: 'AI_Idempotency_Key__c', fields: ['Subject', 'Description', 'ActivityDate', 'Status', 'Priority'], parents: { contact: 'WhoId' } },
   },
-} as SalesforceConfig;
+};
 
 const ANA = { source: 'zendesk', eventId: 'zd:ticket.created:48211', op: 'upsert', object: 'contact', externalId: 'zd-1001', fields: { Email: 'ana.ruiz@northwind.example', FirstName: 'Ana', LastName: 'Ruiz' } };
 const STARTER_ACTIONS = [
