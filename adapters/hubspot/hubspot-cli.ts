@@ -29,6 +29,26 @@ export function hubspotScopes(hs: HubSpotConfig): string[] {
   return [...new Set(scopes)];
 }
 
+/** `crm-upsert init`: contacts keyed by ai_external_id, notes and tasks keyed by crm_upsert_key. */
+const STARTER_SECTION: HubSpotConfig = {
+  objects: {
+    contact: { kind: 'record', objectType: 'contacts', idProperty: 'ai_external_id', fields: ['email', 'firstname', 'lastname', 'lifecyclestage', 'phone', 'company', 'jobtitle'] },
+    note: { kind: 'activity', objectType: 'notes', keyProperty: 'crm_upsert_key', fields: ['hs_note_body', 'hs_timestamp'], parents: { contact: 202 } },
+    task: { kind: 'activity', objectType: 'tasks', keyProperty: 'crm_upsert_key', fields: ['hs_task_subject', 'hs_task_body', 'hs_task_status', 'hs_task_priority', 'hs_timestamp'], parents: { contact: 204 } },
+  },
+};
+
+const ANA = { source: 'zendesk', eventId: 'zd:ticket.created:48211', op: 'upsert', object: 'contact', externalId: 'zd-1001', fields: { email: 'ana.ruiz@northwind.example', firstname: 'Ana', lastname: 'Ruiz', lifecyclestage: 'lead', company: 'Northwind Traders' } };
+const STARTER_ACTIONS = [
+  ANA,
+  { source: 'zendesk', eventId: 'zd:ticket.created:48212', op: 'upsert', object: 'contact', externalId: 'zd-1002', fields: { email: 'ben.okafor@contoso.example', firstname: 'Ben', lastname: 'Okafor', lifecyclestage: 'customer', company: 'Contoso' } },
+  { source: 'gong', eventId: 'gong:call.completed:9f31', op: 'upsert', object: 'contact', externalId: 'gong-7731', fields: { email: 'chloe.martin@fabrikam.example', firstname: 'Chloé', lastname: 'Martin', jobtitle: 'Head of Operations', company: 'Fabrikam' } },
+  { source: 'zendesk', eventId: 'zd:ticket.solved:48211', occurredAt: '2026-11-28T09:14:00Z', op: 'create', object: 'note', target: { object: 'contact', externalId: 'zd-1001' }, fields: { hs_note_body: 'AI summary: Ana could not export March invoices to CSV; a stale browser cache. Resolved after a hard refresh.', hs_timestamp: '2026-11-28T09:14:00Z' } },
+  { source: 'gong', occurredAt: '2026-11-28T15:30:00Z', op: 'create', object: 'task', target: { object: 'contact', externalId: 'gong-7731' }, fields: { hs_task_subject: 'Send Chloé the onboarding plan', hs_task_body: 'AI follow-up from the call: she asked for a rollout plan for 40 seats.', hs_task_status: 'NOT_STARTED', hs_task_priority: 'HIGH', hs_timestamp: '2026-11-29T09:00:00Z' } },
+  // The first webhook, delivered again: a replay, not a second contact.
+  ANA,
+];
+
 export const hubspotCli: VendorCli<HubSpotConfig> = {
   name: 'hubspot',
   label: 'HubSpot',
@@ -77,5 +97,22 @@ export const hubspotCli: VendorCli<HubSpotConfig> = {
     },
     at: (hs, url) => ({ ...hs, basePath: url }),
     env: (_url, token) => ({ [HUBSPOT_TOKEN_ENV]: token }),
+  },
+
+  starter: {
+    section: STARTER_SECTION,
+    actions: STARTER_ACTIONS,
+    realCrm: `leave "basePath" out of the hubspot section (it defaults to https://api.hubapi.com) and export ${HUBSPOT_TOKEN_ENV}=<private-app token>`,
+  },
+
+  fakeServer: {
+    async start({ port, faults }) {
+      const { fakeHubSpot } = await import('./hubspot-fake.js');
+      const fake = fakeHubSpot(faults ? { faults } : {});
+      const server = await fake.listen(port);
+      return { url: server.basePath, requests: () => fake.count(), close: server.close };
+    },
+    configAt: (url) => ({ basePath: url }),
+    env: () => ({ [HUBSPOT_TOKEN_ENV]: 'any-token' }),
   },
 };

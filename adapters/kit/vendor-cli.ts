@@ -12,6 +12,7 @@ import type { Action } from '../../schemas/action.js';
 import type { CrmAdapter } from '../../src/adapter.js';
 import type { CrmError } from '../../src/errors.js';
 import type { RateBudget } from '../../src/rate-budget.js';
+import type { FaultOptions } from '../testing/fake-http.js';
 
 /** One line of `check-setup`: `ok  contact -> contacts.email (allowlisted)`. */
 export interface SetupFinding {
@@ -46,6 +47,28 @@ export interface DemoFake {
   /** Records per CRM object, and how many of them duplicate another's external id / key. */
   inventory(): { records: Record<string, number>; duplicates: number };
   close(): Promise<void>;
+}
+
+/** The seeded fault options `fake-server --faults` takes (JSON: no `match` function). */
+export type FakeServerFaults = Omit<FaultOptions, 'match'>;
+
+/** A fake CRM served by `fake-server` until the process is stopped. */
+export interface ServedFake {
+  /** Base URL on 127.0.0.1, no trailing slash. */
+  url: string;
+  /** Requests received so far (faulted ones count). */
+  requests(): number;
+  close(): Promise<void>;
+}
+
+/** What `init` writes for a CRM: a starter config section and example actions that run against its fake. */
+export interface VendorStarter<Section> {
+  /** The config section: the objects with their fields and id / key fields (no URL: `fake-server` prints it). */
+  section: Section;
+  /** Example actions, one per JSONL line: contacts, notes and tasks, one webhook delivered twice. */
+  actions: readonly Record<string, unknown>[];
+  /** Where the section points a real CRM, and the variables to export: printed as next steps. */
+  realCrm: string;
 }
 
 export interface VendorCli<Section> {
@@ -86,6 +109,18 @@ export interface VendorCli<Section> {
     at(section: Section, url: string): Section;
     /** The environment the demo runs with: a throwaway token, the fake's URL. */
     env(url: string, token: string): Record<string, string>;
+  };
+
+  /** `crm-upsert init`: the starter config section and actions. */
+  readonly starter: VendorStarter<Section>;
+
+  readonly fakeServer: {
+    /** Serve this CRM's fake on 127.0.0.1:`port` (0 = any free port) with seeded faults. */
+    start(options: { port: number; faults?: FakeServerFaults }): Promise<ServedFake>;
+    /** The section's keys pointing a config at the fake: `{ basePath: url }`. */
+    configAt(url: string): Record<string, string>;
+    /** The environment variables pointing a run at the fake (any token is accepted). */
+    env(url: string): Record<string, string>;
   };
 }
 

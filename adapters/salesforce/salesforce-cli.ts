@@ -24,6 +24,27 @@ export function salesforcePermissions(sf: SalesforceConfig): string[] {
   return [...new Set(perms)];
 }
 
+/** `crm-upsert init`: contacts keyed by AI_External_Id__c, notes and tasks as Tasks keyed by AI_Idempotency_Key__c. */
+const STARTER_SECTION: SalesforceConfig = {
+  apiVersion: DEFAULT_API_VERSION,
+  objects: {
+    contact: { kind: 'record', sobject: 'Contact', externalIdField: 'AI_External_Id__c', fields: ['Email', 'FirstName', 'LastName', 'Phone'] },
+    note: { kind: 'activity', sobject: 'Task', externalIdField: 'AI_Idempotency_Key__c', fields: ['Subject', 'Description', 'ActivityDate', 'Status'], parents: { contact: 'WhoId' } },
+    task: { kind: 'activity', sobject: 'Task', externalIdField: 'AI_Idempotency_Key__c', fields: ['Subject', 'Description', 'ActivityDate', 'Status', 'Priority'], parents: { contact: 'WhoId' } },
+  },
+};
+
+const ANA = { source: 'zendesk', eventId: 'zd:ticket.created:48211', op: 'upsert', object: 'contact', externalId: 'zd-1001', fields: { Email: 'ana.ruiz@northwind.example', FirstName: 'Ana', LastName: 'Ruiz' } };
+const STARTER_ACTIONS = [
+  ANA,
+  { source: 'zendesk', eventId: 'zd:ticket.created:48212', op: 'upsert', object: 'contact', externalId: 'zd-1002', fields: { Email: 'ben.okafor@contoso.example', FirstName: 'Ben', LastName: 'Okafor' } },
+  { source: 'gong', eventId: 'gong:call.completed:9f31', op: 'upsert', object: 'contact', externalId: 'gong-7731', fields: { Email: 'chloe.martin@fabrikam.example', FirstName: 'Chloé', LastName: 'Martin' } },
+  { source: 'zendesk', eventId: 'zd:ticket.solved:48211', occurredAt: '2026-11-28T09:14:00Z', op: 'create', object: 'note', target: { object: 'contact', externalId: 'zd-1001' }, fields: { Subject: 'AI note', Description: 'AI summary: Ana could not export March invoices to CSV; a stale browser cache. Resolved after a hard refresh.', ActivityDate: '2026-11-28', Status: 'Completed' } },
+  { source: 'gong', occurredAt: '2026-11-28T15:30:00Z', op: 'create', object: 'task', target: { object: 'contact', externalId: 'gong-7731' }, fields: { Subject: 'Send Chloé the onboarding plan', Description: 'AI follow-up from the call: she asked for a rollout plan for 40 seats.', ActivityDate: '2026-11-29', Status: 'Not Started', Priority: 'High' } },
+  // The first webhook, delivered again: a replay, not a second contact.
+  ANA,
+];
+
 export const salesforceCli: VendorCli<SalesforceConfig> = {
   name: 'salesforce',
   label: 'Salesforce',
@@ -83,5 +104,22 @@ export const salesforceCli: VendorCli<SalesforceConfig> = {
     },
     at: (sf, url) => ({ ...sf, instanceUrl: url }),
     env: (url, token) => ({ [SALESFORCE_TOKEN_ENV]: token, [SALESFORCE_INSTANCE_ENV]: url }),
+  },
+
+  starter: {
+    section: STARTER_SECTION,
+    actions: STARTER_ACTIONS,
+    realCrm: `export ${SALESFORCE_INSTANCE_ENV}=https://<your org>.my.salesforce.com and ${SALESFORCE_TOKEN_ENV}=<access token> (or put "instanceUrl" in the salesforce section)`,
+  },
+
+  fakeServer: {
+    async start({ port, faults }) {
+      const { fakeSalesforce } = await import('./salesforce-fake.js');
+      const fake = fakeSalesforce(faults ? { faults } : {});
+      const server = await fake.listen(port);
+      return { url: server.instanceUrl, requests: () => fake.count(), close: server.close };
+    },
+    configAt: (url) => ({ instanceUrl: url }),
+    env: (url) => ({ [SALESFORCE_INSTANCE_ENV]: url, [SALESFORCE_TOKEN_ENV]: 'any-token' }),
   },
 };

@@ -9,6 +9,8 @@ import { ConfigError, CrmSyncError, redact } from '../errors.js';
 import { checkSetupCommand } from './check-setup.js';
 import { DEFAULT_CONFIG_PATH, registerEnvSecrets } from './config.js';
 import { demoCommand } from './demo.js';
+import { fakeServerCommand } from './fake-server.js';
+import { initCommand } from './init.js';
 import { EXIT_CODES_HELP, ExitCode, isInfrastructureFault, UsageError } from './exit.js';
 import { DEFAULT_MAX_LINE_BYTES } from './jsonl.js';
 import { ledgerListCommand, ledgerMigrateCommand, ledgerPruneCommand, ledgerShowCommand } from './ledger.js';
@@ -48,6 +50,21 @@ export function buildProgram(setExit: (code: number) => void): Command {
     .description('the main job on embedded defaults: a fake CRM on loopback, examples/ synced twice; the second pass makes 0 API calls')
     .addOption(new Option('--crm <crm>', 'which fake CRM').choices(VENDOR_NAMES).default(VENDOR_NAMES[0]))
     .action(async (opts: { crm: string }) => setExit(await demoCommand(opts)));
+
+  program
+    .command('init')
+    .description('write a starter crm-upsert.config.json and an example actions.jsonl (never overwrites either)')
+    .addOption(new Option('--crm <crm>', 'which CRM the config is for').choices(VENDOR_NAMES).default(VENDOR_NAMES[0]))
+    .option('--dir <dir>', 'write into this folder (default: the current one)')
+    .action(async (opts: { crm: string; dir?: string }) => setExit(await initCommand(opts)));
+
+  program
+    .command('fake-server')
+    .description('serve a fake CRM on 127.0.0.1 until stopped; prints its URL, the config line and the variables pointing at it')
+    .addOption(new Option('--crm <crm>', 'which fake CRM').choices(VENDOR_NAMES).makeOptionMandatory())
+    .addOption(new Option('--port <n>', 'listen on this port (default: a free one)').argParser(positiveInt))
+    .option('--faults <json>', 'seeded faults, e.g. \'{"lostResponse":0.1,"seed":7}\'')
+    .action(async (opts: { crm: string; port?: number; faults?: string }) => setExit(await fakeServerCommand(opts)));
 
   program
     .command('sync')
