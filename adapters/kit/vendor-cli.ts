@@ -36,7 +36,7 @@ export interface SetupReport {
 export interface RequestPreview {
   /** Method and path: `POST /crm/v3/objects/contacts/batch/upsert`. */
   request: string;
-  /** The action's part of the body; parent ids (resolved at write time) are placeholders. */
+  /** The action's part of the body. A parent id is known only at write time, so it is shown as `<id of … where …>`. */
   body: unknown;
 }
 

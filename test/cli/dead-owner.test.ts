@@ -1,8 +1,8 @@
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { fakeHubSpot, type FakeHubSpot } from '../../adapters/testing/index.js';
-import { duplicates, ensureBuilt, pairsFile, runCli, spawnCli, tempDir, writeHubSpotConfig } from './helpers.js';
+import { type FakeHubSpot } from '../../adapters/testing/index.js';
+import { duplicates, pairsFile, runCli, spawnCli, tempDir, writeHubSpotConfig, startFakeHubSpot } from './helpers.js';
 
 const PAIRS = 1_000; // 2,000 lines: a contact upsert and a note on it per pair
 
@@ -12,9 +12,7 @@ describe('crm-upsert sync re-run right after kill -9', () => {
   let dir: string;
 
   beforeAll(async () => {
-    ensureBuilt();
-    fake = fakeHubSpot();
-    server = await fake.listen();
+    ({ fake, server } = await startFakeHubSpot());
     dir = tempDir();
   });
   afterAll(async () => server?.close());

@@ -6,7 +6,7 @@ import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openLedger } from '../../src/ledger/index.js';
 import { fakeHubSpot, fakeSalesforce, type FakeHubSpot } from '../../adapters/testing/index.js';
-import { contactLine, ensureBuilt, pairsFile, runCli, sleep, tempDir, writeHubSpotConfig } from './helpers.js';
+import { contactLine, ensureBuilt, pairsFile, runCli, sleep, tempDir, writeHubSpotConfig, startFakeHubSpot } from './helpers.js';
 
 interface Report {
   counts: Record<string, number>;
@@ -90,11 +90,7 @@ describe('crm-upsert sync when the infrastructure fails', () => {
   let fake: FakeHubSpot;
   let server: { basePath: string; close(): Promise<void> };
 
-  beforeAll(async () => {
-    ensureBuilt();
-    fake = fakeHubSpot();
-    server = await fake.listen();
-  });
+  beforeAll(async () => ({ fake, server } = await startFakeHubSpot()));
   afterAll(async () => server?.close());
 
   it('exits 4 with its summary and report when the Redis ledger goes away mid-run, and marks done only what was recorded', async () => {

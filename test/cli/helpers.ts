@@ -2,6 +2,7 @@
  * Helpers for the CLI tests: build dist once when it is stale, spawn the real bin, write
  * temp configs pointing at a fake on loopback.
  */
+import { fakeHubSpot, type FakeHubSpot } from '../../adapters/testing/index.js';
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -140,4 +141,11 @@ export async function waitFor(predicate: () => boolean, timeoutMs = 30_000, step
     if (Date.now() > deadline) throw new Error('waitFor: timed out');
     await sleep(stepMs);
   }
+}
+
+/** A fake HubSpot on loopback for a CLI test file, with the bin built: `({ fake, server } = await startFakeHubSpot())` in beforeAll. */
+export async function startFakeHubSpot(): Promise<{ fake: FakeHubSpot; server: { basePath: string; close(): Promise<void> } }> {
+  ensureBuilt();
+  const fake = fakeHubSpot();
+  return { fake, server: await fake.listen() };
 }

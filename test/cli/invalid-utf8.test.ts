@@ -1,8 +1,8 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { fakeHubSpot, type FakeHubSpot } from '../../adapters/testing/index.js';
-import { contactLine, ensureBuilt, runCli, tempDir, writeHubSpotConfig } from './helpers.js';
+import { type FakeHubSpot } from '../../adapters/testing/index.js';
+import { contactLine, runCli, tempDir, writeHubSpotConfig, startFakeHubSpot } from './helpers.js';
 
 interface Report {
   counts: Record<string, number>;
@@ -13,11 +13,7 @@ describe('crm-upsert sync with invalid UTF-8', () => {
   let fake: FakeHubSpot;
   let server: { basePath: string; close(): Promise<void> };
 
-  beforeAll(async () => {
-    ensureBuilt();
-    fake = fakeHubSpot();
-    server = await fake.listen();
-  });
+  beforeAll(async () => ({ fake, server } = await startFakeHubSpot()));
   afterAll(async () => server?.close());
 
   it('rejects the line with the bad byte (line and offset) and a lone surrogate by path, writes the contact that differs only in the byte, exits 1', async () => {

@@ -1,18 +1,14 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { fakeHubSpot, type FakeHubSpot } from '../../adapters/testing/index.js';
-import { ensureBuilt, pairsFile, runCli, spawnCli, tempDir, waitFor, writeHubSpotConfig } from './helpers.js';
+import { type FakeHubSpot } from '../../adapters/testing/index.js';
+import { pairsFile, runCli, spawnCli, tempDir, waitFor, writeHubSpotConfig, startFakeHubSpot } from './helpers.js';
 
 describe('crm-upsert sync --job', () => {
   let fake: FakeHubSpot;
   let server: { basePath: string; close(): Promise<void> };
 
-  beforeAll(async () => {
-    ensureBuilt();
-    fake = fakeHubSpot();
-    server = await fake.listen();
-  });
+  beforeAll(async () => ({ fake, server } = await startFakeHubSpot()));
   afterAll(async () => server?.close());
 
   it('refuses an overlapping run of the same job with exit 3 naming the holder, and a later run replays everything', async () => {

@@ -5,8 +5,8 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseConfig } from '../../src/cli/config.js';
 import { checkSharedRateBudget } from '../../src/cli/preflight.js';
-import { fakeHubSpot, type FakeHubSpot } from '../../adapters/testing/index.js';
-import { ensureBuilt, pairsFile, runCli, tempDir, writeHubSpotConfig } from './helpers.js';
+import { type FakeHubSpot } from '../../adapters/testing/index.js';
+import { ensureBuilt, pairsFile, runCli, tempDir, writeHubSpotConfig, startFakeHubSpot } from './helpers.js';
 
 const POSTGRES_URL = 'postgres://postgres@127.0.0.1:5432/test';
 const env = { HUBSPOT_ACCESS_TOKEN: 'pat-test-preflight' };
@@ -23,11 +23,7 @@ describe('crm-upsert sync checks before the first write', () => {
   let fake: FakeHubSpot;
   let server: { basePath: string; close(): Promise<void> };
 
-  beforeAll(async () => {
-    ensureBuilt();
-    fake = fakeHubSpot();
-    server = await fake.listen();
-  });
+  beforeAll(async () => ({ fake, server } = await startFakeHubSpot()));
   afterAll(async () => server?.close());
 
   /** Run `sync` on a one-pair file; returns the result, the CRM requests it made and whether the ledger file exists after. */

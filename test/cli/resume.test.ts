@@ -1,8 +1,8 @@
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { fakeHubSpot, type FakeHubSpot } from '../../adapters/testing/index.js';
-import { duplicates, ensureBuilt, pairsFile, runCli, sleep, spawnCli, tempDir, writeHubSpotConfig } from './helpers.js';
+import { type FakeHubSpot } from '../../adapters/testing/index.js';
+import { duplicates, pairsFile, runCli, sleep, spawnCli, tempDir, writeHubSpotConfig, startFakeHubSpot } from './helpers.js';
 
 const PAIRS = 10_000; // 20,000 lines: a contact upsert and a note on it per pair
 const LEASE_MS = 2_000;
@@ -13,9 +13,7 @@ describe('crm-upsert sync after SIGKILL', () => {
   let dir: string;
 
   beforeAll(async () => {
-    ensureBuilt();
-    fake = fakeHubSpot();
-    server = await fake.listen();
+    ({ fake, server } = await startFakeHubSpot());
     dir = tempDir();
   });
   afterAll(async () => server?.close());
