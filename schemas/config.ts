@@ -6,6 +6,8 @@
  * the environment (HUBSPOT_ACCESS_TOKEN, SF_INSTANCE_URL, SF_ACCESS_TOKEN).
  */
 import { z } from 'zod';
+import { queueConfigSchema } from './queue.js';
+import { webhooksConfigSchema } from './webhooks.js';
 
 /** A request budget shared by every process syncing into one CRM account (Redis or Postgres). */
 export const sharedRateBudgetSchema = z.strictObject({
@@ -44,6 +46,10 @@ export const coreConfigShape = {
   verifyCreates: z.enum(['auto', 'always', 'after-failure']).default('auto'),
   /** Replaces the adapter's in-process budget (hubspot.rateLimit) with one shared across processes. */
   sharedRateBudget: sharedRateBudgetSchema.optional(),
+  /** The BullMQ queue of `serve`, `worker` and `sync --queue`. */
+  queue: queueConfigSchema.optional(),
+  /** The webhook sources of `serve` and their handlers. */
+  webhooks: webhooksConfigSchema.optional(),
 };
 
 export type CoreConfig = z.infer<z.ZodObject<typeof coreConfigShape>>;
