@@ -16,6 +16,7 @@ import { DEFAULT_MAX_LINE_BYTES } from './jsonl.js';
 import { ledgerListCommand, ledgerMigrateCommand, ledgerPruneCommand, ledgerShowCommand } from './ledger.js';
 import { retryFailedCommand } from './retry-failed.js';
 import { schemaCommand } from './schema.js';
+import { serveCommand } from './serve.js';
 import { DEFAULT_BATCH_SIZE, syncCommand } from './sync.js';
 import { VENDOR_NAMES } from './vendors.js';
 
@@ -31,6 +32,12 @@ function version(): string {
 const positiveInt = (value: string): number => {
   const n = Number(value);
   if (!Number.isInteger(n) || n <= 0) throw new InvalidArgumentError('must be a positive integer.');
+  return n;
+};
+
+const portNumber = (value: string): number => {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 0 || n > 65_535) throw new InvalidArgumentError('must be a port number (0-65535).');
   return n;
 };
 
@@ -80,6 +87,15 @@ export function buildProgram(setExit: (code: number) => void): Command {
     .option('--max-line-bytes <n>', `reject longer lines without buffering them (default ${DEFAULT_MAX_LINE_BYTES})`, positiveInt)
     .addHelpText('after', `\n${EXIT_CODES_HELP}\n`)
     .action(async (file: string, opts) => setExit(await syncCommand(file, opts)));
+
+  program
+    .command('serve')
+    .description('receive webhooks: verify each delivery, enqueue its events to the queue, acknowledge; `worker` runs them')
+    .addOption(configOption())
+    .option('--host <host>', 'listen on this interface (default: webhooks.host, 127.0.0.1)')
+    .addOption(new Option('--port <n>', 'listen on this port (default: webhooks.port, 8787; 0 = a free one)').argParser(portNumber))
+    .addHelpText('after', `\n${EXIT_CODES_HELP}\n`)
+    .action(async (opts) => setExit(await serveCommand(opts)));
 
   program
     .command('retry-failed')

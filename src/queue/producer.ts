@@ -1,0 +1,89 @@
+/**
+ * The BullMQ sink of the webhook receiver: `enqueue` adds one EVENT_JOB per event, its job id
+ * the event's idempotency key (`eventJobId`), in one `addBulk` round trip. BullMQ ignores an add
+ * whose id exists, so a redelivered event is deduplicated at enqueue, for as long as its job is
+ * kept; after that the ledger still stops the work from running twice.
+ *
+ * bullmq and ioredis are loaded on first use, so importing this module needs neither.
+ */
+import type { Queue } from 'bullmq';
+import type { Redis } from 'ioredis';
+import type { EventSink } from '../webhooks/app.js';
+import { EVENT_JOB, eventJobId, type EventJobData } from './jobs.js';
+
+export interface EventQueueOptions {
+  /** redis:// or rediss:// URL of the queue's Redis. */
+  url: string;
+  /** Queue name (one per CRM account; `defaultQueueName(crm)`). */
+  name: string;
+  /** BullMQ key prefix. Default `bull`. */
+  prefix?: string;
+  /** Attempts per job before it stays in the failed set. Default 5. */
+  attempts?: number;
+  /** Delay between attempts. Default exponential from 1 s. */
+  backoff?: { type: 'exponential' | 'fixed'; delayMs: number };
+  /**
+   * How long a completed job (and so its id) is kept, in seconds. BullMQ dedupes only ids that
+   * still exist: a redelivery later than this is enqueued again and stopped by the ledger
+   * instead. Default 86 400 (24 hours, HubSpot's longest retry schedule).
+   */
+  keepCompletedSeconds?: number;
+}
+
+export interface EventQueue extends EventSink {
+  /** The queue's name. */
+  readonly name: string;
+  /** Resolves once Redis answers (`serve` waits for it before listening); rejects on failure. */
+  ready(): Promise<void>;
+  /** Close the connection (pending adds finish first). */
+  close(): Promise<void>;
+}
+
+export const DEFAULT_KEEP_COMPLETED_SECONDS = 86_400;
+
+/** The job options every event is added with. */
+export function eventJobOptions(options: Pick<EventQueueOptions, 'attempts' | 'backoff' | 'keepCompletedSeconds'>) {
+  const backoff = options.backoff ?? { type: 'exponential', delayMs: 1_000 };
+  return {
+    attempts: options.attempts ?? 5,
+    backoff: { type: backoff.type, delay: backoff.delayMs },
+    removeOnComplete: { age: options.keepCompletedSeconds ?? DEFAULT_KEEP_COMPLETED_SECONDS },
+    // A job that failed its last attempt stays in the failed set until it is retried or removed.
+    removeOnFail: false,
+  };
+}
+
+/** A BullMQ-backed sink. */
+export function eventQueue(options: EventQueueOptions): EventQueue {
+  const jobOptions = eventJobOptions(options);
+  let opened: Promise<{ queue: Queue; redis: Redis }> | undefined;
+  const open = () =>
+    (opened ??= (async () => {
+      const [{ Queue }, { Redis }] = await Promise.all([import('bullmq'), import('ioredis')]);
+      // Fail fast while Redis is unreachable, instead of holding commands until it is back:
+      // the receiver answers 503 and the sender retries.
+      const redis = new Redis(options.url, { enableOfflineQueue: false, maxRetriesPerRequest: 1 });
+      redis.on('error', () => undefined);
+      const queue = new Queue(options.name, { connection: redis, ...(options.prefix ? { prefix: options.prefix } : {}) });
+      queue.on('error', () => undefined);
+      return { queue, redis };
+    })());
+  return {
+    name: options.name,
+    async ready() {
+      const { queue } = await open();
+      await queue.waitUntilReady();
+    },
+    async enqueue(events: readonly EventJobData[]) {
+      if (events.length === 0) return;
+      const { queue } = await open();
+      await queue.addBulk(events.map((data) => ({ name: EVENT_JOB, data, opts: { ...jobOptions, jobId: eventJobId(data) } })));
+    },
+    async close() {
+      if (!opened) return;
+      const { queue, redis } = await opened;
+      await queue.close().catch(() => undefined);
+      redis.disconnect();
+    },
+  };
+}
