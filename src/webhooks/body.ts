@@ -34,3 +34,38 @@ export async function readBody(stream: ReadableStream<Uint8Array> | null, limit:
   }
   return body;
 }
+
+/** The parts of Node's `IncomingMessage` read here. */
+export interface NodeBodyStream {
+  on(event: 'data', listener: (chunk: Buffer) => void): unknown;
+  on(event: 'end' | 'error' | 'aborted', listener: (err?: Error) => void): unknown;
+  removeAllListeners(event: string): unknown;
+  resume(): unknown;
+}
+
+/**
+ * The same over a Node request stream (cheaper than a web stream). Past the limit the rest is
+ * read and dropped, never kept, so the 413 can still be written on the open connection.
+ */
+export function readNodeBody(incoming: NodeBodyStream, limit: number, declaredLength?: string): Promise<Uint8Array | typeof BodyTooLarge> {
+  if (declaredLength && Number(declaredLength) > limit) {
+    incoming.resume();
+    return Promise.resolve(BodyTooLarge);
+  }
+  return new Promise((resolveBody, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    incoming.on('data', (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > limit) {
+        incoming.removeAllListeners('data');
+        incoming.removeAllListeners('end');
+        incoming.resume();
+        resolveBody(BodyTooLarge);
+      } else chunks.push(chunk);
+    });
+    incoming.on('end', () => resolveBody(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size)));
+    incoming.on('error', (err) => reject(err ?? new Error('request stream failed')));
+    incoming.on('aborted', () => reject(new Error('request aborted')));
+  });
+}
