@@ -47,9 +47,12 @@ function listen(server: Server, host: string, port: number): Promise<AddressInfo
 function closeServer(server: Server): Promise<void> {
   return new Promise((resolveClose) => {
     const force = setTimeout(() => server.closeAllConnections(), DRAIN_TIMEOUT_MS);
-    force.unref();
+    // A keep-alive connection whose request finishes after close() would otherwise idle until
+    // its keep-alive timeout.
+    const idle = setInterval(() => server.closeIdleConnections(), 50);
     server.close(() => {
       clearTimeout(force);
+      clearInterval(idle);
       resolveClose();
     });
     server.closeIdleConnections();
