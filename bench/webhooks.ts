@@ -17,14 +17,14 @@
  *   BENCH_REDIS=redis://10.0.0.2:6379 npm run bench:webhooks
  */
 import { spawn } from 'node:child_process';
-import { Agent, request } from 'node:http';
+import { loadavg } from 'node:os';
 import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
 import { fileURLToPath } from 'node:url';
 import { serve } from '@hono/node-server';
 import { Queue } from 'bullmq';
 import { eventQueue, hubspotV3Verifier, webhookApp } from '../src/webhooks/index.js';
-import { hubspotBody, hubspotHeaders } from '../test/webhooks/hubspot-deliveries.js';
+import { hubspotBody, hubspotHeaders, post } from '../test/webhooks/hubspot-deliveries.js';
 import { isMain, main, numberArg, round, seconds } from './lib.js';
 
 const SECRET = 'bench-hubspot-app-secret';
@@ -44,19 +44,6 @@ async function receiver(name: string, prefix: string): Promise<void> {
   await sink.close();
   process.stdout.write(`${JSON.stringify(hooks.stats())}\n`);
   process.exit(0);
-}
-
-const agent = new Agent({ keepAlive: true, maxSockets: 256 });
-
-function post(port: number, body: string, headers: Record<string, string>): Promise<number> {
-  return new Promise((resolvePost, reject) => {
-    const req = request({ host: '127.0.0.1', port, path: '/hooks/hubspot', method: 'POST', agent, headers: { ...headers, 'content-length': Buffer.byteLength(body) } }, (res) => {
-      res.resume();
-      res.on('end', () => resolvePost(res.statusCode ?? 0));
-    });
-    req.on('error', reject);
-    req.end(body);
-  });
 }
 
 /** Deliveries of fresh events, each 1-3 of them; one in ten repeats an earlier delivery. */
@@ -102,10 +89,12 @@ export async function runWebhooksBench(o: { rate: number; seconds: number; burst
   };
   const { port } = (await nextLine()) as { port: number };
   const make = deliveryMaker(port);
+  const url = `http://127.0.0.1:${port}/hooks/hubspot`;
+  const loadBefore = round(loadavg()[0]!, 2);
   const inspect = new Queue(name, { connection: { url: REDIS }, prefix });
   try {
     // Warm up the connections and the receiver's code paths.
-    for (let i = 0; i < 50; i++) { const d = make.next(i); await post(port, d.body, d.headers); }
+    for (let i = 0; i < 50; i++) { const d = make.next(i); await post(url, d.body, d.headers); }
 
     const total = Math.round(o.rate * o.seconds);
     const latencies: number[] = [];
@@ -120,7 +109,7 @@ export async function runWebhooksBench(o: { rate: number; seconds: number; burst
         for (; issued < due; issued++) {
           const dueAt = t0 + (issued / o.rate) * 1000;
           const d = make.next(50 + issued);
-          post(port, d.body, d.headers).then((status) => {
+          post(url, d.body, d.headers).then((status) => {
             latencies.push(performance.now() - dueAt);
             if (status === 200) openEvents += d.events; else failures += 1;
           }, () => { failures += 1; }).finally(() => { if (++finished === total) done(); });
@@ -139,7 +128,7 @@ export async function runWebhooksBench(o: { rate: number; seconds: number; burst
     await Promise.all(Array.from({ length: o.concurrency }, async () => {
       while (issued < o.burst) {
         const d = make.next(50 + total + issued++);
-        const status = await post(port, d.body, d.headers);
+        const status = await post(url, d.body, d.headers);
         if (status === 200) burstEvents += d.events; else burstFailures += 1;
       }
     }));
@@ -174,6 +163,8 @@ export async function runWebhooksBench(o: { rate: number; seconds: number; burst
       distinctEvents: make.distinct.size,
       jobsInQueue: jobs,
       receiver: stats,
+      // Other processes on the machine inflate latency: the 1-minute load average before and after.
+      loadAverage: [loadBefore, round(loadavg()[0]!, 2)],
     };
   } finally {
     await inspect.obliterate({ force: true }).catch(() => undefined);

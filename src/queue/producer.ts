@@ -53,6 +53,41 @@ export function eventJobOptions(options: Pick<EventQueueOptions, 'attempts' | 'b
   };
 }
 
+type JobSpec = { name: string; data: EventJobData; opts: ReturnType<typeof eventJobOptions> & { jobId: string } };
+
+/**
+ * Group commit: while one write is in flight, the jobs of the requests arriving meanwhile wait
+ * and go together in the next one, so a busy receiver makes one Redis round trip (and one
+ * pipeline) for many requests; an idle one writes each request at once. Every caller resolves
+ * when the write holding its jobs did, or rejects with it.
+ */
+function groupCommit(write: (jobs: JobSpec[]) => Promise<void>) {
+  let pending: { jobs: JobSpec[]; done: { resolve(): void; reject(err: unknown): void }[] } | undefined;
+  let writing = false;
+  const flush = async (): Promise<void> => {
+    while (pending) {
+      const batch = pending;
+      pending = undefined;
+      writing = true;
+      try {
+        await write(batch.jobs);
+        for (const d of batch.done) d.resolve();
+      } catch (err) {
+        for (const d of batch.done) d.reject(err);
+      } finally {
+        writing = false;
+      }
+    }
+  };
+  return (jobs: JobSpec[]) =>
+    new Promise<void>((resolve, reject) => {
+      pending ??= { jobs: [], done: [] };
+      pending.jobs.push(...jobs);
+      pending.done.push({ resolve, reject });
+      if (!writing) void flush();
+    });
+}
+
 /** A BullMQ-backed sink. */
 export function eventQueue(options: EventQueueOptions): EventQueue {
   const jobOptions = eventJobOptions(options);
@@ -68,16 +103,21 @@ export function eventQueue(options: EventQueueOptions): EventQueue {
       queue.on('error', () => undefined);
       return { queue, redis };
     })());
+  const add = groupCommit(async (jobs) => {
+    const { queue } = await open();
+    // One job is one script call; several go in one MULTI (a pipeline per call costs more).
+    if (jobs.length === 1) await queue.add(jobs[0]!.name, jobs[0]!.data, jobs[0]!.opts);
+    else await queue.addBulk(jobs);
+  });
   return {
     name: options.name,
     async ready() {
       const { queue } = await open();
       await queue.waitUntilReady();
     },
-    async enqueue(events: readonly EventJobData[]) {
-      if (events.length === 0) return;
-      const { queue } = await open();
-      await queue.addBulk(events.map((data) => ({ name: EVENT_JOB, data, opts: { ...jobOptions, jobId: eventJobId(data) } })));
+    enqueue(events: readonly EventJobData[]) {
+      if (events.length === 0) return Promise.resolve();
+      return add(events.map((data) => ({ name: EVENT_JOB, data, opts: { ...jobOptions, jobId: eventJobId(data) } })));
     },
     async close() {
       if (!opened) return;

@@ -13,7 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eventJobId, eventQueue, hubspotV3Verifier, noVerification, webhookApp, type EventQueue, type WebhookApp } from '../../src/webhooks/index.js';
 import { redisUrl, runId } from '../helpers/services.js';
 import { pool } from '../../bench/lib.js';
-import { hubspotBody, hubspotDeliveries, hubspotHeaders } from './hubspot-deliveries.js';
+import { hubspotBody, hubspotDeliveries, hubspotHeaders, post } from './hubspot-deliveries.js';
 
 const url = await redisUrl();
 const SECRET = 'hubspot-app-secret-under-test';
@@ -70,9 +70,7 @@ describe.skipIf(!url)('webhook receiver -> BullMQ', () => {
     expect(deliveries).toHaveLength(2_000);
     const statuses: number[] = new Array(deliveries.length);
     await pool(deliveries, 32, async (d, i) => {
-      const res = await fetch(target, { method: 'POST', headers: d.headers, body: d.body });
-      statuses[i] = res.status;
-      await res.arrayBuffer();
+      statuses[i] = await post(target, d.body, d.headers);
     });
     expect(statuses.filter((s, i) => s !== deliveries[i]!.expect)).toEqual([]);
 
