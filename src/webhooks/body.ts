@@ -39,7 +39,8 @@ export async function readBody(stream: ReadableStream<Uint8Array> | null, limit:
 export interface NodeBodyStream {
   on(event: 'data', listener: (chunk: Buffer) => void): unknown;
   on(event: 'end' | 'error' | 'aborted', listener: (err?: Error) => void): unknown;
-  removeAllListeners(event: string): unknown;
+  off(event: 'data', listener: (chunk: Buffer) => void): unknown;
+  off(event: 'end' | 'error' | 'aborted', listener: (err?: Error) => void): unknown;
   resume(): unknown;
 }
 
@@ -55,17 +56,31 @@ export function readNodeBody(incoming: NodeBodyStream, limit: number, declaredLe
   return new Promise((resolveBody, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;
-    incoming.on('data', (chunk: Buffer) => {
+    const stop = () => {
+      incoming.off('data', onData);
+      incoming.off('end', onEnd);
+      incoming.off('error', onError);
+      incoming.off('aborted', onAborted);
+    };
+    const onData = (chunk: Buffer) => {
       size += chunk.length;
-      if (size > limit) {
-        incoming.removeAllListeners('data');
-        incoming.removeAllListeners('end');
-        incoming.resume();
-        resolveBody(BodyTooLarge);
-      } else chunks.push(chunk);
-    });
-    incoming.on('end', () => resolveBody(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size)));
-    incoming.on('error', (err) => reject(err ?? new Error('request stream failed')));
-    incoming.on('aborted', () => reject(new Error('request aborted')));
+      if (size <= limit) return void chunks.push(chunk);
+      stop();
+      incoming.resume();
+      resolveBody(BodyTooLarge);
+    };
+    const onEnd = () => {
+      stop();
+      resolveBody(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size));
+    };
+    const onError = (err?: Error) => {
+      stop();
+      reject(err ?? new Error('request stream failed'));
+    };
+    const onAborted = () => onError(new Error('request aborted'));
+    incoming.on('data', onData);
+    incoming.on('end', onEnd);
+    incoming.on('error', onError);
+    incoming.on('aborted', onAborted);
   });
 }
