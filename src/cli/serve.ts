@@ -59,6 +59,24 @@ function closeServer(server: Server): Promise<void> {
   });
 }
 
+/** One stderr line per refusal, at most 10 a second (a flood of bad requests must not flood the log). */
+function refusalLog(): (r: { source: string; status: number; reason: string }) => void {
+  let second = 0;
+  let written = 0;
+  let dropped = 0;
+  return ({ source, status, reason }) => {
+    const now = Math.floor(Date.now() / 1000);
+    if (now !== second) {
+      if (dropped > 0) process.stderr.write(`crm-upsert: ${dropped} more refusals not shown\n`);
+      second = now;
+      written = 0;
+      dropped = 0;
+    }
+    if (written++ < 10) process.stderr.write(`crm-upsert: ${status} on ${source}: ${redact(reason)}\n`);
+    else dropped += 1;
+  };
+}
+
 export async function serveCommand(flags: ServeFlags): Promise<number> {
   const config = await loadConfig(flags.config);
   if (!config.webhooks) throw new UsageError(`config file ${flags.config} has no webhooks section: add webhooks.sources (see docs/webhooks.md)`);
@@ -84,7 +102,7 @@ export async function serveCommand(flags: ServeFlags): Promise<number> {
     process.stderr.write(`crm-upsert: cannot reach the queue's Redis at ${redact(config.queue.url)}: ${redact((err as Error).message)}\n`);
     return ExitCode.infra;
   }
-  const hooks = peers.webhookApp({ sources, sink, maxBodyBytes: config.webhooks.maxBodyBytes });
+  const hooks = peers.webhookApp({ sources, sink, maxBodyBytes: config.webhooks.maxBodyBytes, onRefused: refusalLog() });
   const server = peers.serve({ fetch: hooks.app.fetch, hostname: host, port: flags.port ?? config.webhooks.port }) as Server;
   let address: AddressInfo;
   try {

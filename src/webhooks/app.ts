@@ -28,6 +28,8 @@ export interface WebhookAppOptions {
   enqueueTimeoutMs?: number;
   /** Clock for timestamps and `receivedAt`. Default Date.now. */
   now?: () => number;
+  /** Called for every refused request, e.g. to log why (the reason never holds a secret). Default none. */
+  onRefused?: (refusal: { source: string; status: number; reason: string }) => void;
 }
 
 /** Requests answered, by outcome. */
@@ -86,6 +88,7 @@ export function webhookApp(options: WebhookAppOptions): WebhookApp {
   const app = new Hono();
   const refuse = (c: Context, status: 400 | 401 | 404 | 413 | 503, counter: keyof WebhookStats, error: string) => {
     counters[counter] += 1;
+    options.onRefused?.({ source: c.req.param('source') ?? '', status, reason: error });
     return c.json({ ok: false, error }, status, status === 503 ? { 'retry-after': '5' } : undefined);
   };
 

@@ -118,6 +118,7 @@ describe.skipIf(!url)('crm-upsert serve on real Redis', () => {
     expect(result.code).toBe(143);
     expect(result.stderr).toContain('SIGTERM: finishing the requests in flight');
     expect(result.stderr).toMatch(/stopped: 2 deliveries accepted \(2 events\), refused 1 401/);
+    expect(result.stderr).toContain('crm-upsert: 401 on hubspot: X-HubSpot-Signature-v3 does not match');
     expect(await inspect.getJob(eventJobId({ source: 'hubspot', eventId: '515151' }))).toBeDefined();
   });
 });
