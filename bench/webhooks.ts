@@ -35,14 +35,23 @@ async function receiver(name: string, prefix: string): Promise<void> {
   const sink = eventQueue({ url: REDIS, name, prefix });
   await sink.ready();
   const hooks = webhookApp({ sources: { hubspot: { verify: hubspotV3Verifier({ secret: SECRET }) } }, sink });
-  const server = serve({ fetch: hooks.app.fetch, hostname: '127.0.0.1', port: 0 }) as Server;
+  // Time inside the receiver (request dispatched -> response ready), apart from socket and scheduling.
+  const inside: number[] = [];
+  const timed = async (req: Request, env: unknown) => {
+    const t = performance.now();
+    const res = await hooks.app.fetch(req, env);
+    inside.push(performance.now() - t);
+    return res;
+  };
+  const server = serve({ fetch: timed, hostname: '127.0.0.1', port: 0 }) as Server;
   await new Promise<void>((r) => server.once('listening', () => r()));
   process.stdout.write(`${JSON.stringify({ port: (server.address() as AddressInfo).port })}\n`);
   process.stdin.resume();
   await new Promise<void>((r) => process.stdin.once('end', () => r()));
   server.close();
   await sink.close();
-  process.stdout.write(`${JSON.stringify(hooks.stats())}\n`);
+  inside.sort((a, b) => a - b);
+  process.stdout.write(`${JSON.stringify({ ...hooks.stats(), insideP50Ms: round(percentile(inside, 50), 2), insideP99Ms: round(percentile(inside, 99), 2) })}\n`);
   process.exit(0);
 }
 
