@@ -16,7 +16,7 @@ import { DEFAULT_MAX_LINE_BYTES } from './jsonl.js';
 import { ledgerListCommand, ledgerMigrateCommand, ledgerPruneCommand, ledgerShowCommand } from './ledger.js';
 import { retryFailedCommand } from './retry-failed.js';
 import { schemaCommand } from './schema.js';
-import { serveCommand } from './serve.js';
+import { portNumber, serveCommand } from './serve.js';
 import { DEFAULT_BATCH_SIZE, syncCommand } from './sync.js';
 import { VENDOR_NAMES } from './vendors.js';
 
@@ -32,12 +32,6 @@ function version(): string {
 const positiveInt = (value: string): number => {
   const n = Number(value);
   if (!Number.isInteger(n) || n <= 0) throw new InvalidArgumentError('must be a positive integer.');
-  return n;
-};
-
-const portNumber = (value: string): number => {
-  const n = Number(value);
-  if (!Number.isInteger(n) || n < 0 || n > 65_535) throw new InvalidArgumentError('must be a port number (0-65535).');
   return n;
 };
 
