@@ -5,7 +5,7 @@
 import { createHmac, randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import {
-  hmacSha256Verifier, hubspotSignatureUri, hubspotV3Verifier, isLoopbackHost, noVerification, sourcesFromConfig, standardWebhooksVerifier,
+  hmacSha256Verifier, hubspotSignatureUri, hubspotV3Verifier, isLoopbackHost, noVerification, sourcesFromConfig, standardWebhooksVerifier, verifierFromConfig,
   type WebhookRequest,
 } from '../../src/webhooks/index.js';
 import { ConfigError, redact } from '../../src/errors.js';
@@ -195,6 +195,12 @@ describe('none, and sources from the config', () => {
     expect(sources.local!.maxBodyBytes).toBe(100);
     expect(sources.hubspot!.maxBodyBytes).toBe(1_048_576);
     expect(redact('oops hs-secret-for-redaction-test leaked')).not.toContain('hs-secret-for-redaction-test');
+  });
+
+  it('refuses a Standard Webhooks secret that is not whsec_<base64>, naming the variable', () => {
+    const verify = { kind: 'standard-webhooks' as const, secretEnv: 'SW_SECRET' };
+    expect(() => verifierFromConfig(verify, 'webhooks.sources.z.verify', { SW_SECRET: 'plain-text-secret' })).toThrow('SW_SECRET must hold whsec_<base64> secrets (named by webhooks.sources.z.verify.secretEnv)');
+    expect(verifierFromConfig(verify, 'webhooks.sources.z.verify', { SW_SECRET: `whsec_${randomBytes(24).toString('base64')} whsec_${randomBytes(24).toString('base64')}` })).toBeTypeOf('function');
   });
 
   it('validates publicUrl', () => {
