@@ -80,7 +80,9 @@ function refusalLog(): (r: { source: string; status: number; reason: string }) =
       written = 0;
       dropped = 0;
     }
-    if (written++ < 10) process.stderr.write(`crm-upsert: ${status} on ${source}: ${redact(reason)}\n`);
+    // The source name comes from the URL: no control characters from it reach the log.
+    const printable = (text: string) => [...text.slice(0, 200)].map((ch) => (ch < ' ' || ch === '\u007f' ? '?' : ch)).join('');
+    if (written++ < 10) process.stderr.write(`crm-upsert: ${status} on ${printable(source)}: ${printable(redact(reason))}\n`);
     else dropped += 1;
   };
 }
