@@ -111,7 +111,7 @@ describe.skipIf(!url)('crm-upsert serve on real Redis', () => {
       setTimeout(() => {
         cli.child.kill('SIGTERM');
         setTimeout(() => req.end(body.slice(20)), 300);
-      }, 100);
+      }, 400);
     });
     expect(await answered).toBe(200);
     const result = await cli.done;
