@@ -12,6 +12,7 @@ import { ConfigError, redact } from '../errors.js';
 import { buildAdapter, ledgerUrl, loadConfig, openLedgerOrExit, type Config } from './config.js';
 import { ExitCode, UsageError } from './exit.js';
 import { checkLedgerTarget } from './preflight.js';
+import { vendorOf } from './vendors.js';
 import { DEFAULT_CLI_LEASE_MS, settleWithin } from './sync.js';
 
 /** The environment variable holding the HTTP bearer token. */
@@ -106,8 +107,9 @@ export async function mcpCommand(flags: McpFlags, env: NodeJS.ProcessEnv = proce
   const url = ledgerUrl(config, flags.ledger);
   checkLedgerTarget(url);
   const { sync, inFlight } = await openEngine(config, flags, env);
-  const factory = () => mcp.createMcpServer({ sync, dedupeWindowMs: config.dedupeWindowMs });
-  const tools = mcp.toolSpecs(sync.adapter.objects, { crm: sync.adapter.name, windowMs: config.dedupeWindowMs }).map((t) => t.name);
+  const crmName = vendorOf(config.crm).label;
+  const factory = () => mcp.createMcpServer({ sync, dedupeWindowMs: config.dedupeWindowMs, crmName });
+  const tools = mcp.toolSpecs(sync.adapter.objects, { crm: crmName, windowMs: config.dedupeWindowMs }).map((t) => t.name);
   const stop = signalled();
   let signal: NodeJS.Signals | undefined;
   try {

@@ -34,6 +34,8 @@ export interface CreateMcpServerOptions {
    * idempotency keys are scoped by it, so two agents' keys never collide. Default `mcp:<clientInfo.name>`.
    */
   sourceOf?: (client: Implementation | undefined) => string;
+  /** The CRM's name in tool descriptions. Default the adapter's name (`hubspot`). */
+  crmName?: string;
   /** Name and version told to clients. Default `crm-upsert-sync` and this package's version. */
   serverInfo?: Implementation;
   /** Clock for a call's default `occurredAt`, epoch ms. Default Date.now. */
@@ -75,9 +77,10 @@ export function createMcpServer(options: CreateMcpServerOptions): McpServer {
   const server = new McpServer(options.serverInfo ?? { name: 'crm-upsert-sync', version: packageVersion() }, { instructions: INSTRUCTIONS });
   const source = () => sourceOf(server.server.getClientVersion());
 
-  const dedupeOf = (occurredAt: string): DedupeInfo => {
-    const start = periodBucket({ source: '', op: 'create', object: '', occurredAt }, { bucketMs });
-    return { occurredAt, windowMs, bucketStart: new Date(start).toISOString(), bucketEnd: new Date(start + bucketMs).toISOString() };
+  // Keyless upserts are not windowed (their external id is their key): only the bucket holds them.
+  const dedupeOf = (occurredAt: string, op: 'upsert' | 'create'): DedupeInfo => {
+    const start = periodBucket({ source: '', op, object: '', occurredAt }, { bucketMs });
+    return { occurredAt, windowMs: op === 'create' ? windowMs : 0, bucketStart: new Date(start).toISOString(), bucketEnd: new Date(start + bucketMs).toISOString() };
   };
 
   async function write(tool: ToolSpec, raw: unknown): Promise<CallToolResult> {
@@ -91,7 +94,7 @@ export function createMcpServer(options: CreateMcpServerOptions): McpServer {
       tool,
       ...(args.externalId !== undefined ? { externalId: args.externalId } : {}),
       ...(args.target ? { target: args.target } : {}),
-      ...(args.idempotencyKey !== undefined ? { idempotencyKey: args.idempotencyKey } : { dedupe: dedupeOf(action.occurredAt!) }),
+      ...(args.idempotencyKey !== undefined ? { idempotencyKey: args.idempotencyKey } : { dedupe: dedupeOf(action.occurredAt!, tool.op) }),
     };
     try {
       if (args.idempotencyKey !== undefined) {
@@ -108,7 +111,7 @@ export function createMcpServer(options: CreateMcpServerOptions): McpServer {
     }
   }
 
-  for (const tool of toolSpecs(options.objects ?? sync.adapter.objects, { crm: sync.adapter.name, windowMs })) {
+  for (const tool of toolSpecs(options.objects ?? sync.adapter.objects, { crm: options.crmName ?? sync.adapter.name, windowMs })) {
     server.registerTool(
       tool.name,
       {

@@ -56,9 +56,10 @@ function protection(s: CallSubject): string {
 
 function suppressedText(s: CallSubject, id: string): string {
   const d = s.dedupe;
-  const why = d
-    ? `calls without an idempotencyKey are one within the ${minutes(d.windowMs)} dedupe window or the same time bucket (${time(d.bucketStart)}-${time(d.bucketEnd)})`
-    : 'an identical call came first';
+  const bucket = d ? `the same time bucket (${time(d.bucketStart)}-${time(d.bucketEnd)})` : '';
+  const why = !d ? 'an identical call came first' : d.windowMs > 0
+    ? `calls without an idempotencyKey are one within the ${minutes(d.windowMs)} dedupe window or ${bucket}`
+    : `calls without an idempotencyKey are one in ${bucket}`;
   const what = s.tool.op === 'create' ? `an identical ${s.tool.object} on ${recordOf(s)} was already created${id} (no new record)` : `this write to ${recordOf(s)} was already made${id} (no second write)`;
   return `suppressed: ${what}: ${why}`;
 }

@@ -153,7 +153,7 @@ export const callResultSchema = z.object({
   dedupe: z
     .object({
       occurredAt: z.string().describe('The time this call was judged by (occurredAt, or the time of the call).'),
-      windowMs: z.number().describe('The dedupe window, ms.'),
+      windowMs: z.number().describe('The dedupe window, ms (0 for upserts: their externalId is their key).'),
       bucketStart: z.string(),
       bucketEnd: z.string(),
     })
