@@ -63,7 +63,7 @@ function packageVersion(): string {
 
 /** `mcp:<name>`: printable, bounded (the action's source is at most 200 characters). */
 export function defaultSourceOf(client: Implementation | undefined): string {
-  const name = (client?.name ?? '').replace(/[\u0000-\u001f\u007f]/g, '').trim().slice(0, 150);
+  const name = [...(client?.name ?? '')].filter((ch) => ch.charCodeAt(0) >= 0x20 && ch.charCodeAt(0) !== 0x7f).slice(0, 150).join('').trim();
   return `mcp:${name || 'unknown-client'}`;
 }
 

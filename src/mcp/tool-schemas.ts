@@ -112,11 +112,8 @@ export function toolSpecs(objects: Readonly<Record<string, ObjectSpec>>, options
       if (parents.length > 0) tools.push(createTool(object, spec, parents as [string, ...string[]], options));
     }
   }
-  const names = new Set<string>();
   for (const t of tools) {
     if (!TOOL_NAME.test(t.name)) throw new ConfigError(`object "${t.object}" gives the tool name "${t.name}": MCP tool names use only letters, digits, _ and -`);
-    if (names.has(t.name)) throw new ConfigError(`two objects give the tool name "${t.name}"`);
-    names.add(t.name);
   }
   return tools;
 }

@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hubspotAdapter, type HubSpotAdapterOptions } from '../../adapters/hubspot/index.js';
 import { fakeHubSpot, type FakeHubSpot } from '../../adapters/testing/index.js';
 import { createSync, openLedger, type Sync } from '../../src/index.js';
-import { createMcpServer } from '../../src/mcp/index.js';
+import { createMcpServer, defaultSourceOf } from '../../src/mcp/index.js';
 import { unlimitedRateBudget } from '../../src/rate-budget.js';
 import { HUBSPOT_OBJECTS } from '../cli/helpers.js';
 import { badArguments, call, contactFor, expectGeneratedTools, keylessNoteThrice, notesWith, noteThriceWithOneKey, TIMESTAMP, upsertTwiceWithOneKey } from './helpers.js';
@@ -114,6 +114,13 @@ describe('createMcpServer', () => {
     expect((await call(other, 'get_outcome', { key: 'mem-flight-key' })).structured.status).toBe('not_found');
     const bad = await call(a, 'get_outcome', {});
     expect(bad.result.isError).toBe(true);
+  });
+
+  it('records calls under mcp:<client name>, printable and bounded', () => {
+    expect(defaultSourceOf({ name: 'claude-ai', version: '0.1' })).toBe('mcp:claude-ai');
+    expect(defaultSourceOf({ name: ' bad\u0000\nname ', version: '1' })).toBe('mcp:badname');
+    expect(defaultSourceOf(undefined)).toBe('mcp:unknown-client');
+    expect(defaultSourceOf({ name: 'x'.repeat(500), version: '1' })).toHaveLength(154);
   });
 
   it('returns the SDK server, so users register tools of their own beside ours', async () => {
