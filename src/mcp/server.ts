@@ -100,7 +100,9 @@ export function createMcpServer(options: CreateMcpServerOptions): McpServer {
       if (args.idempotencyKey !== undefined) {
         const bound = await bindKey(sync.ledger, { source: action.source, idempotencyKey: args.idempotencyKey, actionKey: prepared.key, fingerprint: prepared.fingerprint }, { retentionMs: options.retentionMs ?? null, now: () => clock.now() });
         if (!bound.ok) {
-          const error = { ...new KeyConflictError(JSON.stringify(args.idempotencyKey), bound.existing).toJSON(), path: 'idempotencyKey' };
+          const { name, code } = new KeyConflictError(args.idempotencyKey, bound.existing).toJSON();
+          const message = `idempotencyKey ${JSON.stringify(args.idempotencyKey)} was already used for another action (another record, object or intent): a key stands for one action, so use a new one for a new action`;
+          const error = { name, code, message, path: 'idempotencyKey' };
           return callResult({ key: bound.actionKey ?? '', status: 'rejected', error, attempts: 0 }, subject);
         }
       }

@@ -30,7 +30,7 @@ export interface CallSubject {
 }
 
 const clean = (message: string) => message.replace(/^\[crm-upsert\] (\[[^\]]+\] )?/, '');
-const time = (iso: string) => iso.replace(/\.000Z$/, 'Z');
+const time = (iso: string) => iso.replace(/\.\d{3}Z$/, 'Z');
 
 export function errorInfo(error: SerializedError): NonNullable<CallResult['error']> {
   return {

@@ -74,7 +74,7 @@ describe('createMcpServer', () => {
     const clash = await call(client, 'create_note', { target: { object: 'contact', externalId: second }, fields: { hs_note_body: 'mem-conflict second', hs_timestamp: TIMESTAMP }, idempotencyKey: 'mem-conflict-key' });
     expect(clash.result.isError).toBe(true);
     expect(clash.structured).toMatchObject({ status: 'rejected', key: ok.structured.key, error: { code: 'KEY_CONFLICT', path: 'idempotencyKey' } });
-    expect(clash.text).toBe('rejected: key "mem-conflict-key" is already recorded for a different action identity; nothing was written');
+    expect(clash.text).toBe('rejected: idempotencyKey "mem-conflict-key" was already used for another action (another record, object or intent): a key stands for one action, so use a new one for a new action; nothing was written');
     expect(fake.count()).toBe(before);
     expect(notesWith(fake, 'mem-conflict')).toHaveLength(1);
   });

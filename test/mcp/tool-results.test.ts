@@ -10,7 +10,7 @@ import type { LedgerEntry } from '../../src/ledger/types.js';
 
 const note: CallSubject = { tool: { op: 'create', object: 'note' }, target: { object: 'contact', externalId: 'zd-1' }, idempotencyKey: 'k1' };
 const contact: CallSubject = { tool: { op: 'upsert', object: 'contact' }, externalId: 'zd-1', idempotencyKey: 'k1' };
-const dedupe = { occurredAt: '2026-12-01T10:03:00.000Z', windowMs: 600_000, bucketStart: '2026-12-01T10:00:00.000Z', bucketEnd: '2026-12-01T10:10:00.000Z' };
+const dedupe = { occurredAt: '2026-12-01T10:03:00.690Z', windowMs: 600_000, bucketStart: '2026-12-01T10:00:00.000Z', bucketEnd: '2026-12-01T10:10:00.000Z' };
 const keylessNote: CallSubject = { tool: { op: 'create', object: 'note' }, target: { object: 'contact', externalId: 'zd-1' }, dedupe };
 const keylessContact: CallSubject = { tool: { op: 'upsert', object: 'contact' }, externalId: 'zd-1', dedupe: { ...dedupe, windowMs: 0 } };
 const out = (status: Outcome['status'], extra: Partial<Outcome> = {}): Outcome => ({ key: 'v1:e:abc', status, attempts: 1, ...extra });
