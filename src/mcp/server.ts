@@ -113,7 +113,7 @@ export function createMcpServer(options: CreateMcpServerOptions): McpServer {
     }
   }
 
-  for (const tool of toolSpecs(options.objects ?? sync.adapter.objects, { crm: options.crmName ?? sync.adapter.name, windowMs })) {
+  for (const tool of toolSpecs(options.objects ?? sync.adapter.objects, { crm: options.crmName ?? sync.adapter.name, windowMs, bucketMs })) {
     server.registerTool(
       tool.name,
       {

@@ -59,7 +59,7 @@ function suppressedText(s: CallSubject, id: string): string {
   const bucket = d ? `the same time bucket (${time(d.bucketStart)}-${time(d.bucketEnd)})` : '';
   const why = !d ? 'an identical call came first' : d.windowMs > 0
     ? `calls without an idempotencyKey are one within the ${minutes(d.windowMs)} dedupe window or ${bucket}`
-    : `calls without an idempotencyKey are one in ${bucket}`;
+    : `calls without an idempotencyKey are one in ${bucket}, whatever their values: pass a new idempotencyKey to write changed values`;
   const what = s.tool.op === 'create' ? `an identical ${s.tool.object} on ${recordOf(s)} was already created${id} (no new record)` : `this write to ${recordOf(s)} was already made${id} (no second write)`;
   return `suppressed: ${what}: ${why}`;
 }

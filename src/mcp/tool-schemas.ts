@@ -8,6 +8,7 @@ import { z } from 'zod';
 import { actionSchema, fieldValueSchema } from '../../schemas/action.js';
 import type { ObjectSpec } from '../../schemas/objects.js';
 import { ConfigError } from '../errors.js';
+import { DEFAULT_BUCKET_MS } from '../key.js';
 import { OutcomeStatus } from '../outcome.js';
 
 /** One generated tool: its name, what it does, and the strict schema of its arguments. */
@@ -29,6 +30,8 @@ export interface ToolSchemaOptions {
   crm: string;
   /** The dedupe window keyless creates fall under, ms (0: off). */
   windowMs: number;
+  /** The period bucket of keyless calls, ms. Default: the window (or 10 min when it is off), as in the engine. */
+  bucketMs?: number;
 }
 
 const shape = actionSchema.shape;
@@ -64,7 +67,8 @@ function upsertTool(object: string, spec: ObjectSpec, o: ToolSchemaOptions): Too
     spec,
     description:
       `Create or update a ${o.crm} ${object} by its externalId (an upsert: the same externalId always writes the same record, never a second one). ` +
-      `Allowed fields: ${spec.fields.join(', ')}. Pass an idempotencyKey so a retried call is a replay: it returns the first result and writes nothing.`,
+      `Allowed fields: ${spec.fields.join(', ')}. Pass an idempotencyKey so a retried call is a replay: it returns the first result and writes nothing. ` +
+      `Give each distinct write its own key: without one, a second write to the same record in the same ${minutes(o.bucketMs ?? (o.windowMs > 0 ? o.windowMs : DEFAULT_BUCKET_MS))} time bucket is suppressed, whatever its values.`,
     input: z.strictObject({
       externalId: idSchema.describe(`Your id for this ${object}: the value of its external-id field in ${o.crm}.`),
       fields: fieldsSchema(object, spec, o.crm),
