@@ -21,9 +21,13 @@ export const MCP_TOKEN_ENV = 'CRM_UPSERT_MCP_TOKEN';
 const DRAIN_MS = 10_000;
 
 export interface McpFlags {
+  /** Config file. Default crm-upsert.config.json. */
   config: string;
+  /** Ledger URL; overrides the config's. */
   ledger?: string;
+  /** Serve Streamable HTTP on this port (0: a free one). Default: stdio. */
   http?: number;
+  /** With `http`: the address to bind. Default 127.0.0.1. */
   host?: string;
 }
 

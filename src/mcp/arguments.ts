@@ -9,12 +9,19 @@ import type { ValidationIssue } from '../../schemas/issues.js';
 import { formatZodIssues, pathSegment } from '../../schemas/parse.js';
 import type { ToolSpec } from './tool-schemas.js';
 
+/** A write tool's validated arguments. */
 export interface ToolArgs {
+  /** upsert tools: the record's external id. */
   externalId?: string;
+  /** create tools: the record the activity attaches to. */
   target?: { object: string; externalId: string };
+  /** Allowlisted fields; an undefined value is left out. */
   fields: Record<string, string | number | boolean | null | undefined>;
+  /** The agent's key: the action's event id. Absent: the call is keyless (bucket and window). */
   idempotencyKey?: string;
+  /** The event's time. Default: the time of the call for a keyless call, none for a keyed one. */
   occurredAt?: string;
+  /** create tools: the label separating two different activities on one record. */
   intent?: string;
 }
 

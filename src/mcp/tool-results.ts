@@ -13,8 +13,11 @@ import { minutes, type CallResult, type OutcomeReport, type ToolSpec } from './t
 
 /** What protects a call made without an idempotencyKey. */
 export interface DedupeInfo {
+  /** The time the call is judged by (ISO). */
   occurredAt: string;
+  /** The dedupe window, ms; 0 for upserts (not windowed). */
   windowMs: number;
+  /** The call's period bucket, ISO, start inclusive and end exclusive. */
   bucketStart: string;
   bucketEnd: string;
 }
@@ -22,8 +25,11 @@ export interface DedupeInfo {
 /** The call a result is about. */
 export interface CallSubject {
   tool: Pick<ToolSpec, 'op' | 'object'>;
+  /** upserts: the record's external id. */
   externalId?: string;
+  /** creates: the record the activity attaches to. */
   target?: { object: string; externalId: string };
+  /** The agent's key, when it gave one. */
   idempotencyKey?: string;
   /** Keyless calls: the bucket and window that protect them. */
   dedupe?: DedupeInfo;

@@ -15,11 +15,15 @@ import { OutcomeStatus } from '../outcome.js';
 export interface ToolSpec {
   /** `upsert_contact`, `create_note`. */
   name: string;
+  /** A human title (`Create a note`). */
   title: string;
+  /** What the model reads: the allowlist, and what a repeated call does. */
   description: string;
+  /** The engine op the tool's calls become. */
   op: 'upsert' | 'create';
   /** The logical object (the adapter's `objects` key). */
   object: string;
+  /** The object's spec: its allowlist and parents. */
   spec: ObjectSpec;
   /** The arguments, strict: unknown arguments and fields off the allowlist are refused. */
   input: z.ZodObject;

@@ -101,6 +101,12 @@ describe('crm-upsert mcp --http', () => {
       expect(r.stderr).toContain('--host 0.0.0.0 is not a loopback address: set CRM_UPSERT_MCP_TOKEN');
     });
 
+    it('refuses --host without --http (exit 2)', async () => {
+      const r = await runCli(['mcp', '--config', config, '--host', '127.0.0.1'], { env: { HUBSPOT_ACCESS_TOKEN: CRM_TOKEN } });
+      expect(r).toMatchObject({ code: 2, stdout: '' });
+      expect(r.stderr).toBe('crm-upsert: --host is for --http PORT (stdio has no address)\n');
+    });
+
     it('refuses a token shorter than 16 characters', async () => {
       const r = await runCli(['mcp', '--config', config, '--http', '0'], { env: { HUBSPOT_ACCESS_TOKEN: CRM_TOKEN, CRM_UPSERT_MCP_TOKEN: 'short' } });
       expect(r.code).toBe(2);
