@@ -11,6 +11,7 @@ import { DEFAULT_CONFIG_PATH, registerEnvSecrets } from './config.js';
 import { demoCommand } from './demo.js';
 import { fakeServerCommand } from './fake-server.js';
 import { initCommand } from './init.js';
+import { MCP_TOKEN_ENV, mcpCommand, parsePort, type McpFlags } from './mcp.js';
 import { EXIT_CODES_HELP, ExitCode, isInfrastructureFault, plainMessage, UsageError } from './exit.js';
 import { DEFAULT_MAX_LINE_BYTES } from './jsonl.js';
 import { ledgerJobsCommand, ledgerListCommand, ledgerMigrateCommand, ledgerPruneCommand, ledgerShowCommand } from './ledger.js';
@@ -65,6 +66,15 @@ export function buildProgram(setExit: (code: number) => void): Command {
     .addOption(new Option('--port <n>', 'listen on this port (default: a free one)').argParser(positiveInt))
     .option('--faults <json>', 'seeded faults, e.g. \'{"lostResponse":0.1,"seed":7}\'')
     .action(async (opts: { crm: string; port?: number; faults?: string }) => setExit(await fakeServerCommand(opts)));
+
+  program
+    .command('mcp')
+    .description('MCP server: upsert_<object> / create_<object> tools safe to call twice, and get_outcome; stdio, or Streamable HTTP with --http')
+    .addOption(configOption())
+    .addOption(ledgerOption())
+    .addOption(new Option('--http <port>', 'serve Streamable HTTP on this port (0: a free one) instead of stdio').argParser(parsePort))
+    .option('--host <host>', `with --http: the address to bind (default 127.0.0.1; any other needs ${MCP_TOKEN_ENV})`)
+    .action(async (opts: McpFlags) => setExit(await mcpCommand(opts)));
 
   program
     .command('sync')
