@@ -4,8 +4,8 @@
  * a 429 and its Retry-After wait, rate-budget waits, a failure and a rejection, then a replay run.
  */
 import { metrics, trace } from '@opentelemetry/api';
-import { AggregationTemporality, MeterProvider, MetricReader, type DataPoint, type Histogram, type ResourceMetrics } from '@opentelemetry/sdk-metrics';
-import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor, type ReadableSpan } from '@opentelemetry/sdk-trace-base';
+import { AggregationTemporality, InMemoryMetricExporter, MeterProvider, MetricReader, PeriodicExportingMetricReader, type DataPoint, type Histogram, type ResourceMetrics } from '@opentelemetry/sdk-metrics';
+import { BasicTracerProvider, BatchSpanProcessor, InMemorySpanExporter, SimpleSpanProcessor, type ReadableSpan } from '@opentelemetry/sdk-trace-base';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { hubspotAdapter } from '../../adapters/hubspot/index.js';
 import { fakeHubSpot, type FakeHubSpot } from '../../adapters/testing/index.js';
@@ -185,18 +185,25 @@ describe('telemetry', () => {
       metrics.disable();
     });
 
-    it('uses the global providers an SDK registers, even after createSync', async () => {
+    it('uses the global providers an SDK registers, even after createSync, and flushes them on close', async () => {
       const adapter = hubspotAdapter({ accessToken: TOKEN, basePath, objects, rateBudget: virtualBudget() });
       const sync = createSync({ adapter, ledger: memoryLedger() });
       await sync.apply(contact(7));
-      const o = otel();
-      trace.setGlobalTracerProvider(o.tracerProvider);
-      metrics.setGlobalMeterProvider(o.meterProvider);
+      // Exporters that would export only a minute from now: what arrives, close() flushed.
+      const spans = new InMemorySpanExporter();
+      const metricExporter = new InMemoryMetricExporter(AggregationTemporality.CUMULATIVE);
+      const meterProvider = new MeterProvider({ readers: [new PeriodicExportingMetricReader({ exporter: metricExporter, exportIntervalMillis: 60_000 })] });
+      trace.setGlobalTracerProvider(new BasicTracerProvider({ spanProcessors: [new BatchSpanProcessor(spans, { scheduledDelayMillis: 60_000 })] }));
+      metrics.setGlobalMeterProvider(meterProvider);
       await sync.apply(contact(8));
+      expect(spans.getFinishedSpans()).toEqual([]);
       await sync.close();
-      expect(o.exporter.getFinishedSpans().map((s) => s.name).sort()).toEqual([SpanName.applyMany, SpanName.batch]);
-      expect(sumBy(await points(o.reader, MetricName.outcomes), 'crm_upsert.status')).toEqual({ created: 1 });
-      expect((await points(o.reader, MetricName.apiCalls)).map((p) => p.value)).toEqual([1]);
+      expect(spans.getFinishedSpans().map((s) => s.name).sort()).toEqual([SpanName.applyMany, SpanName.batch]);
+      const exported = metricExporter.getMetrics().flatMap((r) => r.scopeMetrics.flatMap((m) => m.metrics));
+      const outcomes = exported.filter((m) => m.descriptor.name === MetricName.outcomes).flatMap((m) => m.dataPoints as Point[]);
+      expect(sumBy(outcomes, 'crm_upsert.status')).toEqual({ created: 1 });
+      expect(exported.filter((m) => m.descriptor.name === MetricName.apiCalls).flatMap((m) => m.dataPoints.map((p) => p.value))).toEqual([1]);
+      await meterProvider.shutdown();
     });
 
     it('emits nothing with telemetry: false, and returns the adapter and ledger it was given', async () => {
