@@ -39,6 +39,7 @@ export interface ProgressOptions {
 /** Outcome statuses in the order the summary table lists them. */
 const STATUS_ORDER = ['created', 'updated', 'unchanged', 'replayed', 'suppressed', 'in_flight', 'rejected', 'failed'];
 const BAR_WIDTH = 24;
+const MIN_SHOWN_WAIT_MS = 500;
 
 /** `850 ms`, `9.2 s`, `3 min 05 s`. */
 export function formatDuration(ms: number): string {
@@ -128,6 +129,8 @@ export function createProgress(options: ProgressOptions = {}): Progress {
       draw();
     },
     wait(wait) {
+      // A wait too short to read would only flicker the line.
+      if (wait.ms < MIN_SHOWN_WAIT_MS) return;
       const until = now() + wait.ms;
       if (until <= waitUntil) return;
       waitUntil = until;
