@@ -11,7 +11,7 @@ import type { AddressInfo } from 'node:net';
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
-import { ConfigError, registerSecret } from '../errors.js';
+import { ConfigError, redact, registerSecret } from '../errors.js';
 
 export interface McpHttpOptions {
   /** A new server for each session (`() => createMcpServer({ sync })`). */
@@ -26,6 +26,10 @@ export interface McpHttpOptions {
   path?: string;
   /** Largest request body read, bytes. Default 4 MiB. */
   maxBodyBytes?: number;
+  /** A session without a request for this long is closed (its client gets 404 and initializes again). Default 30 minutes. */
+  sessionIdleMs?: number;
+  /** Sessions open at once; an initialize beyond it gets 503 with Retry-After. Default 1,000. */
+  maxSessions?: number;
 }
 
 export interface McpHttpServer {
@@ -88,16 +92,29 @@ export async function serveMcpHttp(options: McpHttpOptions): Promise<McpHttpServ
   if (token !== undefined && token.length < MIN_TOKEN_LENGTH) throw new ConfigError(`the bearer token is ${token.length} characters; use at least ${MIN_TOKEN_LENGTH} (e.g. openssl rand -hex 32)`);
   registerSecret(token);
   const expected = token === undefined ? undefined : digest(`Bearer ${token}`);
-  const sessions = new Map<string, { server: McpServer; transport: StreamableHTTPServerTransport }>();
+  const idleMs = options.sessionIdleMs ?? 30 * 60_000;
+  const maxSessions = options.maxSessions ?? 1_000;
+  const sessions = new Map<string, { server: McpServer; transport: StreamableHTTPServerTransport; seen: number }>();
+  // A client that never ends its session must not hold a server (and its engine handles) forever.
+  const sweeper = setInterval(() => {
+    const cutoff = Date.now() - idleMs;
+    for (const [id, session] of sessions) {
+      if (session.seen >= cutoff) continue;
+      sessions.delete(id);
+      void session.server.close().catch(() => undefined);
+    }
+  }, Math.max(10, Math.min(idleMs / 2, 60_000)));
+  sweeper.unref();
 
   async function open(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const read = await readJson(req, limit);
     if (!read.ok) return sendJsonRpcError(res, read.status, -32700, read.message);
     if (!isInitializeRequest(read.body)) return sendJsonRpcError(res, 400, -32000, 'Bad Request: no valid session id (send initialize first)');
+    if (sessions.size >= maxSessions) return sendJsonRpcError(res, 503, -32000, `Service Unavailable: ${maxSessions} sessions are open; retry later`, { 'retry-after': '5' });
     const server = options.createServer();
     const transport = new StreamableHTTPServerTransport({
       sessionIdGenerator: () => randomUUID(),
-      onsessioninitialized: (id) => void sessions.set(id, { server, transport }),
+      onsessioninitialized: (id) => void sessions.set(id, { server, transport, seen: Date.now() }),
       onsessionclosed: (id) => void sessions.delete(id),
     });
     await server.connect(transport);
@@ -116,6 +133,7 @@ export async function serveMcpHttp(options: McpHttpOptions): Promise<McpHttpServ
     if (typeof id === 'string') {
       const session = sessions.get(id);
       if (!session) return sendJsonRpcError(res, 404, -32001, 'Session not found: initialize again');
+      session.seen = Date.now();
       return session.transport.handleRequest(req, res);
     }
     if (req.method === 'POST') return open(req, res);
@@ -124,7 +142,7 @@ export async function serveMcpHttp(options: McpHttpOptions): Promise<McpHttpServ
 
   const http = createServer((req, res) => {
     handle(req, res).catch((err: unknown) => {
-      process.stderr.write(`crm-upsert mcp: ${err instanceof Error ? err.message : String(err)}\n`);
+      process.stderr.write(`crm-upsert mcp: ${redact(err instanceof Error ? err.message : String(err))}\n`);
       if (!res.headersSent) sendJsonRpcError(res, 500, -32603, 'Internal error');
       else res.end();
     });
@@ -140,6 +158,7 @@ export async function serveMcpHttp(options: McpHttpOptions): Promise<McpHttpServ
     port,
     sessions: () => sessions.size,
     async close() {
+      clearInterval(sweeper);
       await Promise.allSettled([...sessions.values()].map((s) => s.server.close()));
       sessions.clear();
       await new Promise<void>((resolve) => {
