@@ -17,7 +17,7 @@ import { DEFAULT_MAX_LINE_BYTES } from './jsonl.js';
 import { ledgerJobsCommand, ledgerListCommand, ledgerMigrateCommand, ledgerPruneCommand, ledgerShowCommand } from './ledger.js';
 import { retryFailedCommand } from './retry-failed.js';
 import { schemaCommand } from './schema.js';
-import { portNumber, serveCommand } from './serve.js';
+import { serveCommand } from './serve.js';
 import { DEFAULT_BATCH_SIZE, syncCommand } from './sync.js';
 import { VENDOR_NAMES } from './vendors.js';
 
@@ -97,7 +97,7 @@ export function buildProgram(setExit: (code: number) => void): Command {
     .description('receive webhooks: verify each delivery, enqueue its events to the queue, acknowledge; `worker` runs them')
     .addOption(configOption())
     .option('--host <host>', 'listen on this interface (default: webhooks.host, 127.0.0.1)')
-    .addOption(new Option('--port <n>', 'listen on this port (default: webhooks.port, 8787; 0 = a free one)').argParser(portNumber))
+    .addOption(new Option('--port <n>', 'listen on this port (default: webhooks.port, 8787; 0 = a free one)').argParser(parsePort))
     .addHelpText('after', `\n${EXIT_CODES_HELP}\n`)
     .action(async (opts) => setExit(await serveCommand(opts)));
 

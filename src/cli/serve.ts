@@ -4,7 +4,6 @@
  * worker` runs them. SIGINT / SIGTERM stop accepting connections, let the requests in flight
  * finish, then close the queue connection.
  */
-import { InvalidArgumentError } from 'commander';
 import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
 import { redact } from '../errors.js';
@@ -16,13 +15,6 @@ export interface ServeFlags {
   config: string;
   host?: string;
   port?: number;
-}
-
-/** `--port`: 0 to 65535. */
-export function portNumber(value: string): number {
-  const n = Number(value);
-  if (!Number.isInteger(n) || n < 0 || n > 65_535) throw new InvalidArgumentError('must be a port number (0-65535).');
-  return n;
 }
 
 /** How long to wait for Redis at startup, and for the requests in flight at shutdown. */
