@@ -14,10 +14,13 @@ import { initCommand } from './init.js';
 import { EXIT_CODES_HELP, ExitCode, isInfrastructureFault, UsageError } from './exit.js';
 import { DEFAULT_MAX_LINE_BYTES } from './jsonl.js';
 import { ledgerListCommand, ledgerMigrateCommand, ledgerPruneCommand, ledgerShowCommand } from './ledger.js';
+import { queueFailedCommand, queueRetryCommand, queueStatsCommand } from './queue.js';
 import { retryFailedCommand } from './retry-failed.js';
 import { schemaCommand } from './schema.js';
 import { DEFAULT_BATCH_SIZE, syncCommand } from './sync.js';
+import { syncQueueCommand } from './sync-queue.js';
 import { VENDOR_NAMES } from './vendors.js';
+import { workerCommand } from './worker.js';
 
 function version(): string {
   try {
@@ -78,8 +81,10 @@ export function buildProgram(setExit: (code: number) => void): Command {
     .option('--dry-run', 'print what each action would do and the payload it would send; no CRM requests, no ledger writes')
     .option('--report <path>', 'write the JSON report here')
     .option('--max-line-bytes <n>', `reject longer lines without buffering them (default ${DEFAULT_MAX_LINE_BYTES})`, positiveInt)
+    .option('--queue <url>', 'enqueue the file in chunks on this Redis (BullMQ) for `crm-upsert worker`s instead of writing it here')
+    .option('--wait', 'with --queue: wait for the workers, then print the summary and write the report')
     .addHelpText('after', `\n${EXIT_CODES_HELP}\n`)
-    .action(async (file: string, opts) => setExit(await syncCommand(file, opts)));
+    .action(async (file: string, opts) => setExit(opts.queue ? await syncQueueCommand(file, opts) : await syncCommand(file, opts)));
 
   program
     .command('retry-failed')
@@ -88,6 +93,37 @@ export function buildProgram(setExit: (code: number) => void): Command {
     .addOption(ledgerOption())
     .option('--report <path>', 'write the JSON report here')
     .action(async (opts) => setExit(await retryFailedCommand(opts)));
+
+  program
+    .command('worker')
+    .description('consume the queue: event jobs through their source\'s handler, chunk jobs of sync --queue; SIGTERM drains')
+    .addOption(configOption())
+    .addOption(ledgerOption())
+    .option('--concurrency <n>', 'jobs run at the same time (default: queue.concurrency, 10)', positiveInt)
+    .action(async (opts) => setExit(await workerCommand(opts)));
+
+  const queue = program.command('queue').description('the queue\'s failed set and counts (BullMQ)');
+  const queueUrlOption = () => new Option('--queue <url>', 'Redis URL of the queue; overrides the config\'s queue.url');
+  queue
+    .command('failed')
+    .description('list the failed jobs with their reasons, one JSON line each, newest first')
+    .option('--limit <n>', 'at most this many (default 100)', positiveInt)
+    .addOption(configOption())
+    .addOption(queueUrlOption())
+    .action(async (opts) => setExit(await queueFailedCommand(opts)));
+  queue
+    .command('retry')
+    .description('move failed jobs back to wait, attempts reset: all of them, or the ids given')
+    .argument('[ids...]', 'job ids (default: every failed job)')
+    .addOption(configOption())
+    .addOption(queueUrlOption())
+    .action(async (ids: string[], opts) => setExit(await queueRetryCommand(ids, opts)));
+  queue
+    .command('stats')
+    .description('jobs per state')
+    .addOption(configOption())
+    .addOption(queueUrlOption())
+    .action(async (opts) => setExit(await queueStatsCommand(opts)));
 
   const ledger = program.command('ledger').description('inspect and maintain the ledger');
   ledger
