@@ -85,9 +85,12 @@ export function coalescer(options: CoalescerOptions): Coalescer {
     try {
       outcomes = await options.applyMany(parts.flatMap((p) => p.actions));
     } catch (err) {
+      inFlight = [];
       for (const p of parts) p.reject(err);
       return;
     }
+    // Settled before the callers resume: what they do next sees no call in flight.
+    inFlight = [];
     const calls = shares((options.apiCalls?.() ?? 0) - before, parts.map((p) => p.actions.length));
     let at = 0;
     parts.forEach((p, i) => {
@@ -108,7 +111,6 @@ export function coalescer(options: CoalescerOptions): Coalescer {
     if (waiting.length === 0) return;
     inFlight = take();
     void send(inFlight).finally(() => {
-      inFlight = [];
       if (waiting.length === 0) return;
       if (due || size() >= maxActions || everyoneIn()) flush();
       else timer ??= setTimeout(flush, lingerMs);
