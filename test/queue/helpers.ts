@@ -77,3 +77,46 @@ export async function drained(queue: Queue, timeoutMs = 30_000): Promise<void> {
     await new Promise((r) => setTimeout(r, 100));
   }
 }
+
+export interface WorkerProcess {
+  child: import('node:child_process').ChildProcess;
+  stdout(): string;
+  stderr(): string;
+  /** Resolves once the worker printed its ready line. */
+  ready: Promise<void>;
+  done: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+}
+
+/** Spawn `crm-upsert worker --config CONFIG` (the built bin), resolving `ready` on its ready line. */
+export async function spawnWorker(config: string, env: Record<string, string>, args: string[] = []): Promise<WorkerProcess> {
+  const { spawn } = await import('node:child_process');
+  const { BIN, cliEnv } = await import('../cli/helpers.js');
+  const child = spawn(process.execPath, [BIN, 'worker', '--config', config, ...args], { env: cliEnv(env), stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  let err = '';
+  let markReady!: () => void;
+  let fail!: (e: Error) => void;
+  const ready = new Promise<void>((resolve, reject) => ((markReady = resolve), (fail = reject)));
+  child.stdout!.on('data', (d: Buffer) => {
+    out += d.toString();
+    if (out.includes('"status":"ready"')) markReady();
+  });
+  child.stderr!.on('data', (d: Buffer) => (err += d.toString()));
+  const done = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+    child.on('close', (code, signal) => {
+      fail(new Error(`worker exited before ready (${code ?? signal}): ${err}`));
+      resolve({ code, signal });
+    }),
+  );
+  return { child, stdout: () => out, stderr: () => err, ready, done };
+}
+
+/** The config of a worker test: a fake HubSpot, this test's Redis ledger and queue, the ticket handler. */
+export function queueConfigExtra(tq: TestQueue, queue: Record<string, unknown> = {}): Record<string, unknown> {
+  return {
+    ledger: tq.ledgerUrl,
+    leaseMs: 10_000,
+    queue: { url: tq.target.url, name: tq.target.name, prefix: tq.target.prefix, lockDurationMs: 2_000, stalledIntervalMs: 1_000, inFlightDelayMs: 200, backoff: { type: 'fixed', delayMs: 200 }, ...queue },
+    webhooks: { sources: { tickets: { verify: { kind: 'none', eventIdPointer: '/ticket' }, handler: HANDLER } } },
+  };
+}
