@@ -12,6 +12,7 @@ import { fakeHubSpot, type FakeHubSpot } from '../../adapters/testing/index.js';
 import { createSync, type Sync } from '../../src/engine/index.js';
 import { openLedger } from '../../src/ledger/index.js';
 import { EVENT_JOB, eventJobId } from '../../src/queue/jobs.js';
+import { watchRateLimits } from '../../src/queue/rate-limits.js';
 import type { EventHandler } from '../../src/queue/run-event.js';
 import { startWorker, type QueueWorker } from '../../src/queue/worker.js';
 import { duplicates, HUBSPOT_OBJECTS, tempDir } from '../cli/helpers.js';
@@ -36,12 +37,13 @@ describe.skipIf(redis === undefined)('startWorker', () => {
 
   function setup(options: { concurrency?: number; lingerMs?: number } = {}): { tq: TestQueue; sync: Sync; worker: QueueWorker; calls: string } {
     const tq = testQueue(redis!);
+    const watch = watchRateLimits(hubspotAdapter({ accessToken: 'pat-test-queue', basePath: server.basePath, objects: HUBSPOT_OBJECTS as never, rateLimit: { points: 1_000_000, durationMs: 1_000 } }));
     const sync = createSync({
-      adapter: hubspotAdapter({ accessToken: 'pat-test-queue', basePath: server.basePath, objects: HUBSPOT_OBJECTS as never, rateLimit: { points: 1_000_000, durationMs: 1_000 } }),
+      adapter: watch.adapter,
       ledger: openLedger(tq.ledgerUrl),
       leaseMs: 60_000,
     });
-    const worker = startWorker({ sync, queue: tq.target, handlers: { tickets: handler }, concurrency: options.concurrency ?? 10, lingerMs: options.lingerMs ?? 20, leaseMs: 60_000, inFlightDelayMs: 200 });
+    const worker = startWorker({ sync, queue: tq.target, handlers: { tickets: handler }, concurrency: options.concurrency ?? 10, lingerMs: options.lingerMs ?? 20, leaseMs: 60_000, inFlightDelayMs: 200, rateLimits: watch });
     cleanup.push(async () => {
       await worker.close();
       await sync.close();
@@ -119,5 +121,22 @@ describe.skipIf(redis === undefined)('startWorker', () => {
     expect(job!.attemptsMade).toBe(3);
     expect(job!.failedReason).toBe('the model refused ticket 3000');
     expect(worker.stats().failed).toBe(3);
+  });
+
+  it('pauses job fetching for every worker of the queue when the CRM answers 429, then goes on', async () => {
+    const { tq, worker } = setup();
+    await worker.ready();
+    fake.failNext('rate_limit', { endpoint: 'contacts/batch/upsert' });
+    await addEvents(tq.queue, [ticketEvent(5_000)]);
+    const deadline = Date.now() + 10_000;
+    while ((await tq.queue.getRateLimitTtl(1_000_000_000)) <= 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
+    const limitedAt = Date.now();
+    expect(limitedAt).toBeLessThan(deadline);
+    await addEvents(tq.queue, [ticketEvent(5_001)]);
+    await drained(tq.queue);
+    expect(await tq.queue.getJobCounts('completed', 'failed')).toEqual({ completed: 2, failed: 0 });
+    // The second job waited out the CRM's Retry-After (1 s) before it started.
+    const second = await tq.queue.getJob(eventJobId(ticketEvent(5_001)));
+    expect(second!.processedOn! - limitedAt).toBeGreaterThan(500);
   });
 });
