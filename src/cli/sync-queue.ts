@@ -84,6 +84,10 @@ function collect(report: ReportBuilder, stop: StopState, planned: PlannedChunks,
     stop.reason ??= 'infrastructure';
     stop.message ??= redact(`job ${id} is in the queue's failed set (${reason}); ${states.blocked.length} more jobs wait for it: fix the cause, then crm-upsert queue retry`);
   }
+  if (unsettled.length > 0 && !stop.reason) {
+    stop.reason = 'infrastructure';
+    stop.message = `${unsettled.length} lines have no outcome from the workers (their chunks did not finish)`;
+  }
   if (unsettled.length > 0) stop.unsettled = { first: Math.min(...unsettled), last: Math.max(...unsettled), count: unsettled.length };
   return apiCalls;
 }

@@ -144,15 +144,14 @@ export async function waitForChunks(options: WaitOptions): Promise<ChunkStates> 
     for (;;) {
       for (const id of all) {
         if (finished.has(id)) continue;
+        // The state first: a job read before it finished would carry no return value.
+        const state = await queue.getJobState(id);
+        if (state !== 'completed' && state !== 'failed') continue;
         const job = await queue.getJob(id);
-        const state = job ? await job.getState() : 'unknown';
-        if (state === 'completed' && job) {
-          finished.add(id);
-          if (lines.has(id)) out.results.set(id, job.returnvalue as ChunkJobResult);
-        } else if (state === 'failed' && job) {
-          finished.add(id);
-          out.failed.set(id, job.failedReason);
-        }
+        if (!job) continue;
+        finished.add(id);
+        if (state === 'failed') out.failed.set(id, job.failedReason);
+        else if (lines.has(id)) out.results.set(id, job.returnvalue as ChunkJobResult);
       }
       options.onProgress?.(finished.size, all.length);
       if (finished.size === all.length) return out;
