@@ -74,7 +74,6 @@ describe.skipIf(redis === undefined)('crm-upsert worker', () => {
     // Only the killed worker's jobs in progress may have asked the model twice.
     expect([...perEvent.values()].filter((n) => n > 1).length).toBeLessThanOrEqual(4);
     expect(fake.core.log.some((e) => e.fault === 'lost_response')).toBe(true);
-    console.log('FIGURES', JSON.stringify({ requests: fake.core.log.length, lost: fake.core.log.filter((e) => e.fault === 'lost_response').length, twice: [...perEvent.values()].filter((n) => n > 1).length, failed: counts.failed }));
   }, 90_000);
 
   it('finishes the jobs in progress on SIGTERM, exits 143, and leaves later jobs on the queue', async () => {
