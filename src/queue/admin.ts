@@ -4,7 +4,7 @@
  * BullMQ's reason until it is retried or removed.
  */
 import { Queue, type Job } from 'bullmq';
-import { bullOptions, type QueueTarget } from './target.js';
+import { bullOptions, closeWithin, connected, type QueueTarget } from './target.js';
 
 /** The job states `jobCounts` reports. */
 export const JOB_STATES = ['waiting', 'active', 'delayed', 'prioritized', 'waiting-children', 'completed', 'failed'] as const;
@@ -23,12 +23,11 @@ export interface FailedJob {
 }
 
 async function withQueue<T>(target: QueueTarget, fn: (queue: Queue) => Promise<T>): Promise<T> {
-  const queue = new Queue(target.name, { ...bullOptions(target), skipMetasUpdate: true });
-  queue.on('error', () => undefined);
+  const queue = await connected(new Queue(target.name, { ...bullOptions(target), skipMetasUpdate: true }), target);
   try {
     return await fn(queue);
   } finally {
-    await queue.close();
+    await closeWithin(queue, 5_000);
   }
 }
 

@@ -13,7 +13,7 @@
  */
 import { FlowProducer, Queue } from 'bullmq';
 import { chunkJobId, CHUNK_JOB, type ChunkJobResult, type ChunkLine, type GateChunkData, type LinesChunkData } from './jobs.js';
-import { bullOptions, type QueueTarget } from './target.js';
+import { bullOptions, closeWithin, connected, type QueueTarget } from './target.js';
 
 /** How long activity chunks wait for their gate at most (it releases them long before), ms: a year. */
 export const ACTIVITY_HOLD_MS = 365 * 24 * 3_600_000;
@@ -84,8 +84,9 @@ export async function enqueueChunks(options: EnqueueChunksOptions): Promise<Enqu
   const records = chunks.records.map((_, i) => chunkJobId(file, 'records', i));
   const activities = chunks.activities.map((_, i) => chunkJobId(file, 'activities', i));
   const bull = bullOptions(options.queue);
-  const queue = new Queue(name, bull);
+  const queue = await connected(new Queue(name, bull), options.queue);
   const flows = new FlowProducer(bull);
+  flows.on('error', () => undefined);
   try {
     const existing = await queue.getJob(gate);
     if (existing) {
@@ -105,8 +106,8 @@ export async function enqueueChunks(options: EnqueueChunksOptions): Promise<Enqu
     });
     return { gate, records, activities, added: true };
   } finally {
-    await flows.close();
-    await queue.close();
+    await closeWithin(flows, 5_000);
+    await closeWithin(queue, 5_000);
   }
 }
 
@@ -133,7 +134,7 @@ export interface WaitOptions {
 /** Wait until every job of the file finished, or until the rest waits on a failed record chunk. */
 export async function waitForChunks(options: WaitOptions): Promise<ChunkStates> {
   const { enqueued } = options;
-  const queue = new Queue(options.queue.name, bullOptions(options.queue));
+  const queue = await connected(new Queue(options.queue.name, bullOptions(options.queue)), options.queue);
   const all = [...enqueued.records, enqueued.gate, ...enqueued.activities];
   const lines = new Set([...enqueued.records, ...enqueued.activities]);
   const out: ChunkStates = { results: new Map(), failed: new Map(), blocked: [] };
@@ -167,6 +168,6 @@ export async function waitForChunks(options: WaitOptions): Promise<ChunkStates> 
       await new Promise((r) => setTimeout(r, options.pollMs ?? 200));
     }
   } finally {
-    await queue.close();
+    await closeWithin(queue, 5_000);
   }
 }
