@@ -6,7 +6,7 @@
  * starts, the running ones finish. A job BullMQ hands out twice (a stalled worker's job) meets the
  * ledger the second time: its work replays with 0 CRM calls.
  */
-import { Queue, Worker, type Job } from 'bullmq';
+import { Queue, UnrecoverableError, Worker, type Job } from 'bullmq';
 import type { Sync } from '../engine/index.js';
 import { ledgerClock } from '../ledger/clock.js';
 import { coalescer, type Coalescer } from './coalesce.js';
@@ -84,7 +84,7 @@ function processor(o: StartWorkerOptions, queue: Queue, batch: Coalescer, active
     try {
       if (job.name === EVENT_JOB) return await runEventJob(eventCtx, job, token);
       if (job.name === CHUNK_JOB) return await runChunkJob(chunkCtx, job, token);
-      throw new Error(`unknown job name "${job.name}" (expected "${EVENT_JOB}" or "${CHUNK_JOB}")`);
+      throw new UnrecoverableError(`unknown job name "${job.name}" (expected "${EVENT_JOB}" or "${CHUNK_JOB}")`);
     } catch (err) {
       // DelayedError and RateLimitError put the job back without a 'failed' event: count them here.
       if ((err as Error).name === 'DelayedError') stats.delayed += 1;
