@@ -14,13 +14,11 @@ import { initCommand } from './init.js';
 import { EXIT_CODES_HELP, ExitCode, isInfrastructureFault, UsageError } from './exit.js';
 import { DEFAULT_MAX_LINE_BYTES } from './jsonl.js';
 import { ledgerListCommand, ledgerMigrateCommand, ledgerPruneCommand, ledgerShowCommand } from './ledger.js';
-import { queueFailedCommand, queueRetryCommand, queueStatsCommand } from './queue.js';
+import { queueFailedCommand, queuePart, queueRetryCommand, queueStatsCommand } from './queue.js';
 import { retryFailedCommand } from './retry-failed.js';
 import { schemaCommand } from './schema.js';
 import { DEFAULT_BATCH_SIZE, syncCommand } from './sync.js';
-import { syncQueueCommand } from './sync-queue.js';
 import { VENDOR_NAMES } from './vendors.js';
-import { workerCommand } from './worker.js';
 
 function version(): string {
   try {
@@ -84,7 +82,8 @@ export function buildProgram(setExit: (code: number) => void): Command {
     .option('--queue <url>', 'enqueue the file in chunks on this Redis (BullMQ) for `crm-upsert worker`s instead of writing it here')
     .option('--wait', 'with --queue: wait for the workers, then print the summary and write the report')
     .addHelpText('after', `\n${EXIT_CODES_HELP}\n`)
-    .action(async (file: string, opts) => setExit(opts.queue ? await syncQueueCommand(file, opts) : await syncCommand(file, opts)));
+    .action(async (file: string, opts) =>
+      setExit(opts.queue ? await (await queuePart('crm-upsert sync --queue', () => import('./sync-queue.js'))).syncQueueCommand(file, opts) : await syncCommand(file, opts)));
 
   program
     .command('retry-failed')
@@ -100,7 +99,7 @@ export function buildProgram(setExit: (code: number) => void): Command {
     .addOption(configOption())
     .addOption(ledgerOption())
     .option('--concurrency <n>', 'jobs run at the same time (default: queue.concurrency, 10)', positiveInt)
-    .action(async (opts) => setExit(await workerCommand(opts)));
+    .action(async (opts) => setExit(await (await queuePart('crm-upsert worker', () => import('./worker.js'))).workerCommand(opts)));
 
   const queue = program.command('queue').description('the queue\'s failed set and counts (BullMQ)');
   const queueUrlOption = () => new Option('--queue <url>', 'Redis URL of the queue; overrides the config\'s queue.url');

@@ -3,9 +3,9 @@
  * reasons), moving failed jobs back to wait, and the jobs per state. The queue is the config's
  * `queue` section (`--queue URL` overrides its url).
  */
+import { isMissingPackage } from '../../adapters/kit/vendor-sdk.js';
 import { queueConfigSchema, type QueueConfig } from '../../schemas/queue.js';
 import { redact } from '../errors.js';
-import { failedJobs, jobCounts, retryFailed } from '../queue/admin.js';
 import { defaultQueueName } from '../queue/jobs.js';
 import type { QueueTarget } from '../queue/target.js';
 import { loadConfig, type Config } from './config.js';
@@ -34,25 +34,40 @@ async function targetOf(flags: QueueFlags, command: string): Promise<QueueTarget
   return queueTarget(config, queueSettings(config, flags.queue, command));
 }
 
+/**
+ * Load a part of the CLI that needs BullMQ, an optional peer: only the commands that use the
+ * queue load it, and without it they exit 2 saying what to install.
+ */
+export async function queuePart<T>(command: string, load: () => Promise<T>): Promise<T> {
+  try {
+    return await load();
+  } catch (err) {
+    if (isMissingPackage(err, 'bullmq')) throw new UsageError(`${command} needs bullmq (^6.3.0): npm install bullmq@^6.3`);
+    throw err;
+  }
+}
+
+const admin = () => queuePart('crm-upsert queue', () => import('../queue/admin.js'));
+
 const print = (value: unknown) => process.stdout.write(`${JSON.stringify(value)}\n`);
 
 /** One JSON line per failed job, newest first. */
 export async function queueFailedCommand(flags: QueueFlags & { limit?: number }): Promise<number> {
   const target = await targetOf(flags, 'queue failed');
-  for (const job of await failedJobs(target, { limit: flags.limit ?? 100 })) print({ ...job, failedReason: redact(job.failedReason) });
+  for (const job of await (await admin()).failedJobs(target, { limit: flags.limit ?? 100 })) print({ ...job, failedReason: redact(job.failedReason) });
   return ExitCode.ok;
 }
 
 /** Retry every failed job, or the ones named; exit 1 when a named job is not in the failed set. */
 export async function queueRetryCommand(ids: string[], flags: QueueFlags): Promise<number> {
   const target = await targetOf(flags, 'queue retry');
-  const { retried, notFailed } = await retryFailed(target, ids);
+  const { retried, notFailed } = await (await admin()).retryFailed(target, ids);
   print({ command: 'queue retry', queue: target.name, retried: retried.length, ...(notFailed.length > 0 ? { notFailed } : {}) });
   return notFailed.length > 0 ? ExitCode.problems : ExitCode.ok;
 }
 
 export async function queueStatsCommand(flags: QueueFlags): Promise<number> {
   const target = await targetOf(flags, 'queue stats');
-  print({ command: 'queue stats', queue: target.name, counts: await jobCounts(target) });
+  print({ command: 'queue stats', queue: target.name, counts: await (await admin()).jobCounts(target) });
   return ExitCode.ok;
 }
