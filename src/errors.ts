@@ -147,10 +147,20 @@ export function registerSecret(secret: string | undefined): void {
   if (secret && secret.length >= 4) registeredSecrets.add(secret);
 }
 
+/**
+ * After `accessToken:` or `Authorization:` a value of lowercase letters alone is a word of the
+ * message that follows (`accessToken: secrets never go in the config file`), not a credential:
+ * tokens carry digits, capitals or symbols.
+ */
+const NOT_A_WORD = String.raw`(?![a-z]+(?:[\s"',}&]|$))`;
+/** `word` matched in any case, in a pattern without the `i` flag (NOT_A_WORD must stay case-sensitive). */
+const anyCase = (word: string) => [...word].map((c) => (/[a-z]/i.test(c) ? `[${c.toLowerCase()}${c.toUpperCase()}]` : c)).join('');
+
 const secretPatterns: RegExp[] = [
-  /(authorization["']?\s*[:=]\s*["']?)(bearer\s+)?[^\s"',}]+/gi,
+  // First: whatever follows `Bearer` is a credential, lowercase or not.
   /\bbearer\s+[A-Za-z0-9._~+/=-]+/gi,
-  /(access_?token["']?\s*[:=]\s*["']?)[^\s"',}&]+/gi,
+  new RegExp(String.raw`(${anyCase('authorization')}["']?\s*[:=]\s*["']?)${NOT_A_WORD}[^\s"',}]+`, 'g'),
+  new RegExp(String.raw`(${anyCase('access')}_?${anyCase('token')}["']?\s*[:=]\s*["']?)${NOT_A_WORD}[^\s"',}&]+`, 'g'),
   /(password["']?\s*[:=]\s*["']?)[^\s"',}&]+/gi,
   /(\/\/[^:/@\s]+:)[^@\s/]+@/g,
   /(\/\/:)[^@\s/]+@/g,

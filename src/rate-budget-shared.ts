@@ -7,7 +7,7 @@
 import type { Redis } from 'ioredis';
 import type { Pool } from 'pg';
 import { ConfigError, LedgerError, registerSecret } from './errors.js';
-import type { RateBudget } from './rate-budget.js';
+import { announceBudgetWait, type RateBudget } from './rate-budget.js';
 
 export type SharedRateStore =
   /** An ioredis client (a private duplicate connection is used) or a `redis://` URL. */
@@ -30,6 +30,8 @@ export interface SharedRateBudgetOptions {
   keyPrefix?: string;
   /** Postgres table holding the grants (and `<table>_take`, the function that takes them). Default `crm_upsert_rate_budget`. */
   tableName?: string;
+  /** What this budget stands for in a wait's description (`observeWaits`). Default `shared rate budget`. */
+  label?: string;
 }
 
 export interface SharedRateBudget extends RateBudget {
@@ -198,6 +200,7 @@ export function sharedRateBudget(store: SharedRateStore, options: SharedRateBudg
         throw new LedgerError(`shared rate budget failed: ${(err as Error)?.message ?? String(err)}`, { cause: err });
       }
       if (wait <= 0) return;
+      announceBudgetWait(wait, options.label ?? 'shared rate budget');
       await sleep(wait);
     }
   };

@@ -3,6 +3,8 @@
  * CRM's account limit instead of living on 429s. The in-process budget below sees only this
  * process; several workers share one through `crm-upsert-sync/rate-budget` (Redis or Postgres).
  */
+import { announceWait, WaitKind } from './telemetry/waits.js';
+
 export interface RateBudget {
   /** Resolves when `cost` more requests may be sent inside the budget. */
   acquire(cost?: number): Promise<void>;
@@ -22,9 +24,16 @@ export interface LocalRateBudgetOptions {
   now?: () => number;
   /** Injected sleep. Default setTimeout. */
   sleep?: (ms: number) => Promise<void>;
+  /** What this budget stands for in a wait's description (`observeWaits`): `HubSpot ten-second limit`. Default `rate budget`. */
+  label?: string;
 }
 
 const realSleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+/** Announce a budget wait to the listeners of the waiting call's scope (telemetry, the CLI's bar). */
+export function announceBudgetWait(ms: number, label: string): void {
+  announceWait({ ms, kind: WaitKind.budget, reason: label });
+}
 
 /** A sliding-window budget for one process: never more than `points` sends in any `durationMs`. */
 export function localRateBudget(options: LocalRateBudgetOptions): RateBudget {
@@ -47,7 +56,9 @@ export function localRateBudget(options: LocalRateBudgetOptions): RateBudget {
         return;
       }
       const oldest = sent[sent.length + cost - points - 1] ?? sent[0]!;
-      await sleep(Math.max(1, oldest + durationMs - t));
+      const wait = Math.max(1, oldest + durationMs - t);
+      announceBudgetWait(wait, options.label ?? 'rate budget');
+      await sleep(wait);
     }
   };
 

@@ -56,6 +56,9 @@ const optionsSchema = z.strictObject({
   searchRateBudget: budget.optional(),
 });
 
+/** How a wait for the local budget is described: HubSpot's own name for its limit when it is that one. */
+const limitLabel = (limit: { durationMs: number }) => (limit.durationMs === 10_000 ? 'HubSpot ten-second limit' : 'HubSpot rate limit');
+
 /** Validate options and fill defaults; throws ConfigError naming the bad field. */
 export function resolveHubSpotOptions(options: HubSpotAdapterOptions, env: NodeJS.ProcessEnv = process.env): ResolvedHubSpotOptions {
   const parsed = optionsSchema.safeParse(options);
@@ -84,7 +87,7 @@ export function resolveHubSpotOptions(options: HubSpotAdapterOptions, env: NodeJ
     basePath: (o.basePath ?? DEFAULT_BASE_PATH).replace(/\/+$/, ''),
     client: o.client,
     objects: o.objects,
-    rateBudget: o.rateBudget ?? localRateBudget(o.rateLimit ?? DEFAULT_RATE_LIMIT),
-    searchRateBudget: o.searchRateBudget ?? localRateBudget(DEFAULT_SEARCH_RATE_LIMIT),
+    rateBudget: o.rateBudget ?? localRateBudget({ ...(o.rateLimit ?? DEFAULT_RATE_LIMIT), label: limitLabel(o.rateLimit ?? DEFAULT_RATE_LIMIT) }),
+    searchRateBudget: o.searchRateBudget ?? localRateBudget({ ...DEFAULT_SEARCH_RATE_LIMIT, label: 'HubSpot search limit' }),
   };
 }

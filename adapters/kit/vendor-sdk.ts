@@ -8,6 +8,9 @@
  */
 import { createRequire } from 'node:module';
 import { ConfigError } from '../../src/errors.js';
+import { isMissingPackage } from '../../src/optional-package.js';
+
+export { isMissingPackage };
 
 export interface VendorSdk {
   /** The package entry that needs it: `crm-upsert-sync/hubspot`. */
@@ -26,14 +29,6 @@ export const SALESFORCE_SDK: VendorSdk = { entry: 'crm-upsert-sync/salesforce', 
 /** `crm-upsert-sync/hubspot needs @hubspot/api-client (>=13.5.0 <15): npm install @hubspot/api-client@^13.5` */
 export function missingSdkMessage(sdk: VendorSdk): string {
   return `${sdk.entry} needs ${sdk.name} (${sdk.range}): npm install ${sdk.install}`;
-}
-
-/** True when `err` says `name` itself cannot be found (not a module it requires in turn). */
-export function isMissingPackage(err: unknown, name: string): boolean {
-  const e = err as NodeJS.ErrnoException | undefined;
-  if (e?.code !== 'MODULE_NOT_FOUND' && e?.code !== 'ERR_MODULE_NOT_FOUND') return false;
-  const first = String(e.message).split('\n')[0] ?? '';
-  return first.includes(`'${name}'`) || first.includes(`"${name}"`) || first.includes(`/node_modules/${name}/`);
 }
 
 /** The SDK's module, or a ConfigError with `missingSdkMessage` when it is not installed. */

@@ -11,7 +11,7 @@ import type { RateBudget } from '../rate-budget.js';
 import { ConfigError, registerSecret } from '../errors.js';
 import { openLedger, type OpenLedgerOptions } from '../ledger/index.js';
 import type { LedgerBackend } from '../ledger/types.js';
-import { UsageError } from './exit.js';
+import { plainMessage, UsageError } from './exit.js';
 import { VENDORS, vendorOf, type VendorName } from './vendors.js';
 
 /** A parsed config: the core settings, `crm`, and the vendor sections present (the one `crm` names is). */
@@ -50,7 +50,7 @@ export async function loadConfig(path: string): Promise<Config> {
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
     if (code === 'ENOENT') {
-      throw new UsageError(`config file ${path} not found: create it (see examples/crm-upsert.config.json) or pass --config PATH`);
+      throw new UsageError(`config file ${path} not found: run \`crm-upsert init\` to write a starter one here, or pass --config PATH`);
     }
     throw new UsageError(`cannot read config file ${path}: ${(err as Error).message}`);
   }
@@ -83,7 +83,7 @@ export async function buildAdapter(config: Config, env: NodeJS.ProcessEnv = proc
     }
     return await buildVendorAdapter(config, env);
   } catch (err) {
-    if (err instanceof ConfigError) throw new UsageError(err.message.replace(/^\[crm-upsert\] /, ''));
+    if (err instanceof ConfigError) throw new UsageError(plainMessage(err));
     throw err;
   }
 }
@@ -102,7 +102,7 @@ export function openLedgerOrExit(url: string, options: OpenLedgerOptions = {}): 
   try {
     return openLedger(url, options);
   } catch (err) {
-    if (err instanceof ConfigError) throw new UsageError(`--ledger / config ledger: ${err.message.replace(/^\[crm-upsert\] /, '')}`);
+    if (err instanceof ConfigError) throw new UsageError(`--ledger / config ledger: ${plainMessage(err)}`);
     throw err;
   }
 }

@@ -1,7 +1,7 @@
 /**
  * Exit codes of `crm-upsert` (DESIGN.md, CLI): the contract scripts and schedulers rely on.
  */
-import { ConfigError, LedgerError } from '../errors.js';
+import { ConfigError, LedgerError, redact } from '../errors.js';
 
 export const ExitCode = {
   /** Every action completed, replayed, unchanged or suppressed. */
@@ -28,6 +28,14 @@ export const EXIT_CODES_HELP = `Exit codes:
   3        another run of the same --job holds the lock
   4        stopped by an infrastructure fault (ledger or CRM unreachable); the summary and report say what was done
   130/143  stopped by SIGINT / SIGTERM`;
+
+/**
+ * An error's text under the CLI's one `crm-upsert:` prefix: redacted, and without the library's
+ * own `[crm-upsert] ` prefix (so a line never reads `crm-upsert: [crm-upsert] ...`).
+ */
+export function plainMessage(err: unknown): string {
+  return redact((err instanceof Error ? err.message : String(err)).replace(/^\[crm-upsert\] /, ''));
+}
 
 /** A usage or configuration problem: printed without a stack, exit 2. */
 export class UsageError extends Error {

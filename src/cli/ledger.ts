@@ -1,10 +1,11 @@
 /**
- * `crm-upsert ledger show KEY | list [--status S] [--limit N] | prune --older-than 30d | migrate`.
+ * `crm-upsert ledger show KEY | list [--status S] [--limit N] | jobs | prune --older-than 30d | migrate`.
  * The ledger URL comes from --ledger, else the config file, else the default SQLite path.
  */
 import { decodeActionFailure } from '../engine/index.js';
 import { existsSync } from 'node:fs';
-import type { EntryStatus, LedgerBackend } from '../ledger/types.js';
+import type { EntryStatus, LedgerBackend, LedgerEntry } from '../ledger/types.js';
+import { holderKey, type JobHolder } from './job-lock.js';
 import { DEFAULT_CONFIG_PATH, ledgerUrl, loadConfig, openLedgerOrExit } from './config.js';
 import { ExitCode, UsageError } from './exit.js';
 
@@ -54,12 +55,56 @@ export async function ledgerShowCommand(key: string, flags: LedgerFlags): Promis
   });
 }
 
+/** Job locks (`sync --job`) and their holder records live under `job:`; `ledger jobs` lists them apart. */
+const JOB_PREFIX = 'job:';
+const isJobKey = (key: string) => key.startsWith(JOB_PREFIX);
+
+/** Entries in key order after `after`, job locks left out, until `limit` are found or the ledger ends. */
+async function listEntries(ledger: LedgerBackend, options: { status?: EntryStatus; limit: number; after?: string }): Promise<LedgerEntry[]> {
+  const found: LedgerEntry[] = [];
+  let after = options.after;
+  for (;;) {
+    const page = await ledger.list({ limit: options.limit, ...(options.status ? { status: options.status } : {}), ...(after !== undefined ? { after } : {}) });
+    for (const e of page) if (!isJobKey(e.key) && found.length < options.limit) found.push(e);
+    if (found.length >= options.limit || page.length < options.limit) return found;
+    after = page[page.length - 1]!.key;
+  }
+}
+
 export async function ledgerListCommand(flags: LedgerFlags & { status?: EntryStatus; limit?: number; after?: string }): Promise<number> {
   return withLedger(flags, async (ledger) => {
-    const entries = await ledger.list({ limit: flags.limit ?? 100, ...(flags.status ? { status: flags.status } : {}), ...(flags.after ? { after: flags.after } : {}) });
+    const entries = await listEntries(ledger, { limit: flags.limit ?? 100, ...(flags.status ? { status: flags.status } : {}), ...(flags.after ? { after: flags.after } : {}) });
     for (const e of entries) {
       const error = decodeActionFailure(e.error)?.error.message;
       process.stdout.write(`${JSON.stringify({ key: e.key, status: e.status, attempts: e.attempts, updatedAt: iso(e.updatedAt), ...(e.result ? { result: e.result } : {}), ...(error ? { error } : {}) })}\n`);
+    }
+    return ExitCode.ok;
+  });
+}
+
+/** One line per `--job` name: `running` while a run holds its lock, else `free`, with the last holder. */
+export async function ledgerJobsCommand(flags: LedgerFlags): Promise<number> {
+  return withLedger(flags, async (ledger) => {
+    const now = Date.now();
+    const byKey = new Map<string, LedgerEntry>();
+    for (let after = JOB_PREFIX.slice(0, -1); ;) {
+      const page = await ledger.list({ limit: 500, after });
+      const jobs = page.filter((e) => isJobKey(e.key));
+      for (const e of jobs) byKey.set(e.key, e);
+      if (page.length < 500 || jobs.length < page.length) break;
+      after = page[page.length - 1]!.key;
+    }
+    for (const [key, lock] of byKey) {
+      if (key.includes(':holder:')) continue;
+      const job = key.slice(JOB_PREFIX.length);
+      const running = lock.status === 'in_progress' && lock.leaseUntil !== null && lock.leaseUntil > now;
+      const holder = byKey.get(holderKey(job, lock.token))?.result as JobHolder | undefined;
+      process.stdout.write(`${JSON.stringify({
+        job,
+        state: running ? 'running' : 'free',
+        ...(holder ? { [running ? 'holder' : 'lastHolder']: { host: holder.host, pid: holder.pid, startedAt: holder.startedAt } } : {}),
+        ...(running ? { leaseUntil: iso(lock.leaseUntil) } : { releasedAt: iso(lock.updatedAt) }),
+      })}\n`);
     }
     return ExitCode.ok;
   });

@@ -5,15 +5,16 @@
  */
 import { readFileSync } from 'node:fs';
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
-import { ConfigError, CrmSyncError, redact } from '../errors.js';
+import { ConfigError } from '../errors.js';
 import { checkSetupCommand } from './check-setup.js';
 import { DEFAULT_CONFIG_PATH, registerEnvSecrets } from './config.js';
 import { demoCommand } from './demo.js';
 import { fakeServerCommand } from './fake-server.js';
 import { initCommand } from './init.js';
-import { EXIT_CODES_HELP, ExitCode, isInfrastructureFault, UsageError } from './exit.js';
+import { MCP_TOKEN_ENV, mcpCommand, parsePort, type McpFlags } from './mcp.js';
+import { EXIT_CODES_HELP, ExitCode, isInfrastructureFault, plainMessage, UsageError } from './exit.js';
 import { DEFAULT_MAX_LINE_BYTES } from './jsonl.js';
-import { ledgerListCommand, ledgerMigrateCommand, ledgerPruneCommand, ledgerShowCommand } from './ledger.js';
+import { ledgerJobsCommand, ledgerListCommand, ledgerMigrateCommand, ledgerPruneCommand, ledgerShowCommand } from './ledger.js';
 import { queueFailedCommand, queuePart, queueRetryCommand, queueStatsCommand } from './queue.js';
 import { retryFailedCommand } from './retry-failed.js';
 import { schemaCommand } from './schema.js';
@@ -44,7 +45,7 @@ export function buildProgram(setExit: (code: number) => void): Command {
     .addHelpText('after', `\n${EXIT_CODES_HELP}\n`);
 
   const configOption = () => new Option('--config <path>', 'config file').default(DEFAULT_CONFIG_PATH);
-  const ledgerOption = () => new Option('--ledger <url>', 'ledger URL (memory:, sqlite:PATH, postgres://, redis://); overrides the config');
+  const ledgerOption = () => new Option('--ledger <url>', 'ledger URL (memory:, sqlite:PATH, postgres://, redis://); default: the config\'s ledger, else sqlite:.crm-upsert/ledger.db');
 
   program
     .command('demo')
@@ -68,17 +69,26 @@ export function buildProgram(setExit: (code: number) => void): Command {
     .action(async (opts: { crm: string; port?: number; faults?: string }) => setExit(await fakeServerCommand(opts)));
 
   program
+    .command('mcp')
+    .description('MCP server: upsert_<object> / create_<object> tools safe to call twice, and get_outcome; stdio, or Streamable HTTP with --http')
+    .addOption(configOption())
+    .addOption(ledgerOption())
+    .addOption(new Option('--http <port>', 'serve Streamable HTTP on this port (0: a free one) instead of stdio').argParser(parsePort))
+    .option('--host <host>', `with --http: the address to bind (default 127.0.0.1; any other needs ${MCP_TOKEN_ENV})`)
+    .action(async (opts: McpFlags) => setExit(await mcpCommand(opts)));
+
+  program
     .command('sync')
     .description('the scheduled job: stream JSONL actions, batch, write, report')
     .argument('<file>', 'JSONL file of actions, or - for stdin')
     .addOption(configOption())
     .addOption(ledgerOption())
     .option('--job <name>', 'hold a lock for this job name: a second overlapping run exits 3')
-    .option('--concurrency <n>', 'batches written in parallel', positiveInt)
-    .option('--batch-size <n>', `lines per applyMany chunk (default ${DEFAULT_BATCH_SIZE})`, positiveInt)
+    .addOption(new Option('--concurrency <n>', 'batches written in parallel').argParser(positiveInt).default(1))
+    .addOption(new Option('--batch-size <n>', 'lines per applyMany chunk').argParser(positiveInt).default(DEFAULT_BATCH_SIZE))
     .option('--dry-run', 'print what each action would do and the payload it would send; no CRM requests, no ledger writes')
     .option('--report <path>', 'write the JSON report here')
-    .option('--max-line-bytes <n>', `reject longer lines without buffering them (default ${DEFAULT_MAX_LINE_BYTES})`, positiveInt)
+    .addOption(new Option('--max-line-bytes <n>', 'reject longer lines without buffering them').argParser(positiveInt).default(DEFAULT_MAX_LINE_BYTES))
     .option('--queue <url>', 'enqueue the file in chunks on this Redis (BullMQ) for `crm-upsert worker`s instead of writing it here')
     .option('--wait', 'with --queue: wait for the workers, then print the summary and write the report')
     .addHelpText('after', `\n${EXIT_CODES_HELP}\n`)
@@ -134,13 +144,19 @@ export function buildProgram(setExit: (code: number) => void): Command {
     .action(async (key: string, opts) => setExit(await ledgerShowCommand(key, opts)));
   ledger
     .command('list')
-    .description('print entries as JSON lines, in key order')
+    .description('print entries as JSON lines, in key order (job locks are listed by `ledger jobs`)')
     .addOption(new Option('--status <status>', 'only this status').choices(['in_progress', 'completed', 'failed']))
-    .option('--limit <n>', 'at most this many (default 100)', positiveInt)
+    .addOption(new Option('--limit <n>', 'at most this many').argParser(positiveInt).default(100))
     .option('--after <key>', 'keys after this one (paging)')
     .addOption(configOption())
     .addOption(ledgerOption())
     .action(async (opts) => setExit(await ledgerListCommand(opts)));
+  ledger
+    .command('jobs')
+    .description('print each --job lock as a JSON line: running (with its holder and lease) or free (with the last holder)')
+    .addOption(configOption())
+    .addOption(ledgerOption())
+    .action(async (opts) => setExit(await ledgerJobsCommand(opts)));
   ledger
     .command('prune')
     .description('delete expired entries and completed/failed entries older than a duration')
@@ -180,20 +196,15 @@ export async function main(argv: readonly string[]): Promise<number> {
     return code;
   } catch (err) {
     if (err instanceof CommanderError) return err.exitCode === 0 ? ExitCode.ok : ExitCode.usage;
-    if (err instanceof UsageError) {
-      process.stderr.write(`crm-upsert: ${redact(err.message)}\n`);
-      return ExitCode.usage;
-    }
-    if (err instanceof ConfigError) {
-      process.stderr.write(`crm-upsert: ${redact(err.message.replace(/^\[crm-upsert\] /, ''))}\n`);
+    if (err instanceof UsageError || err instanceof ConfigError) {
+      process.stderr.write(`crm-upsert: ${plainMessage(err)}\n`);
       return ExitCode.usage;
     }
     if (isInfrastructureFault(err)) {
-      process.stderr.write(`crm-upsert: stopped by an infrastructure fault: ${redact((err as Error).message.replace(/^\[crm-upsert\] /, ''))}\n`);
+      process.stderr.write(`crm-upsert: stopped by an infrastructure fault: ${plainMessage(err)}\n`);
       return ExitCode.infra;
     }
-    const message = err instanceof CrmSyncError ? err.message : redact(err instanceof Error ? err.message : String(err));
-    process.stderr.write(`crm-upsert: ${message}\n`);
+    process.stderr.write(`crm-upsert: ${plainMessage(err)}\n`);
     return ExitCode.problems;
   }
 }

@@ -60,7 +60,6 @@ async function readAll(file: string, flags: SyncQueueFlags, report: ReportBuilde
 function refuse(flags: SyncQueueFlags): void {
   if (flags.dryRun) throw new UsageError('--dry-run cannot be combined with --queue (run the dry run without --queue)');
   if (flags.job) throw new UsageError('--job cannot be combined with --queue: the queue already runs each chunk once (its job ids come from the file)');
-  if (flags.concurrency) throw new UsageError('--concurrency cannot be combined with --queue: set it on the workers (crm-upsert worker --concurrency N)');
   if (flags.report && !flags.wait) throw new UsageError('--report needs --wait with --queue (the outcomes are known once the workers ran the chunks)');
 }
 

@@ -19,6 +19,7 @@ import { DEFAULT_MAX_LINE_BYTES, readLines, type RawLine } from './jsonl.js';
 import { checkLedgerTarget, checkReportPath, checkSharedRateBudget } from './preflight.js';
 import { createProgress, type Progress } from './progress.js';
 import { ReportBuilder, writeReport, type StopInfo } from './report.js';
+import { observeWaits } from '../telemetry/waits.js';
 
 export const DEFAULT_BATCH_SIZE = 500;
 /** The CLI's claim lease: short, so lines in progress in a killed run are retried a minute later. */
@@ -101,7 +102,7 @@ export async function runActions(options: RunOptions): Promise<void> {
       return;
     }
     outcomes.forEach((o, i) => report.outcome(current[i]!.line, o));
-    progress?.update(report.actions, report.failures);
+    progress?.update(report.actions, report.counts);
   };
   try {
     for await (const raw of options.lines) {
@@ -136,12 +137,12 @@ export async function runActions(options: RunOptions): Promise<void> {
   if (!stop.reason) await flush();
 }
 
-/** Turn SIGINT/SIGTERM into a graceful stop; a second signal exits at once. */
-export function handleSignals(stop: StopState, onStop: () => void): () => void {
+/** Turn SIGINT/SIGTERM into a graceful stop; a second signal exits at once. `say` prints the stop message on a line of its own. */
+export function handleSignals(stop: StopState, onStop: () => void, say: (line: string) => void = (line) => void process.stderr.write(`${line}\n`)): () => void {
   const handler = (signal: NodeJS.Signals) => {
     if (stop.reason) process.exit(signal === 'SIGINT' ? ExitCode.sigint : ExitCode.sigterm);
     stop.reason = signal as StopReason;
-    process.stderr.write(`crm-upsert: ${signal}: finishing the batch in flight, then stopping (send again to exit now)\n`);
+    say(`crm-upsert: ${signal}: finishing the batch in flight, then stopping (send again to exit now)`);
     onStop();
   };
   process.on('SIGINT', handler);
@@ -223,11 +224,13 @@ export async function syncCommand(file: string, flags: SyncFlags): Promise<numbe
   }
   const { sync, adapter, ledger } = opened;
   const started = Date.now();
-  const disposeSignals = handleSignals(stop, () => input.destroy());
+  let progress: Progress | undefined;
+  // Above the bar on a TTY, never over it.
+  const say = (line: string) => (progress ? progress.note(line) : void process.stderr.write(`${line}\n`));
+  const disposeSignals = handleSignals(stop, () => input.destroy(), say);
   const report = new ReportBuilder();
   let lock: JobLock | undefined;
   try {
-    let progress: Progress | undefined;
     try {
       if (flags.job) {
         const acquired = await acquireJobLock(ledger, flags.job, {
@@ -235,7 +238,7 @@ export async function syncCommand(file: string, flags: SyncFlags): Promise<numbe
           leaseMs: Math.min(DEFAULT_JOB_LEASE_MS, config.leaseMs ?? DEFAULT_CLI_LEASE_MS),
           onLost: () => {
             stop.reason ??= 'lock-lost';
-            process.stderr.write(`crm-upsert: lost the lock of job "${flags.job}" (lease not renewed in time); stopping after the batch in flight\n`);
+            say(`crm-upsert: lost the lock of job "${flags.job}" (lease not renewed in time); stopping after the batch in flight`);
           },
         });
         if (!acquired.ok) {
@@ -247,14 +250,15 @@ export async function syncCommand(file: string, flags: SyncFlags): Promise<numbe
       }
       const tty = Boolean(process.stdout.isTTY);
       progress = createProgress({ total: tty && file !== '-' ? await countLines(file) : undefined });
-      await runActions({
+      const bar = progress;
+      await observeWaits((wait) => bar.wait(wait), () => runActions({
         sync,
         lines: readLines(input, { maxLineBytes: flags.maxLineBytes ?? DEFAULT_MAX_LINE_BYTES }),
         report,
         batchSize: flags.batchSize,
         progress,
         stop,
-      });
+      }));
     } catch (err) {
       if (!isInfrastructureFault(err)) throw err;
       stopForFault(stop, err);
@@ -264,7 +268,7 @@ export async function syncCommand(file: string, flags: SyncFlags): Promise<numbe
     const stopped = stopInfo(stop);
     if (flags.report) await writeReport(flags.report, report.toJSON(apiCalls, stopped));
     const code = exitCodeOf(stop, report);
-    if (stop.message) process.stderr.write(`crm-upsert: stopped: ${stop.message}\n`);
+    if (stop.message) say(`crm-upsert: stopped: ${stop.message}`);
     (progress ?? createProgress()).finish({
       command: 'sync',
       input: file,

@@ -15,6 +15,9 @@ import { ledgerClock } from '../ledger/clock.js';
 import type { LedgerBackend, LedgerEntry } from '../ledger/types.js';
 import type { Outcome } from '../outcome.js';
 import type { RetryOptions } from '../retry.js';
+import { syncTelemetry, type SyncTelemetry } from '../telemetry/sync-telemetry.js';
+import type { TelemetryOption } from '../telemetry/types.js';
+import { announcingRetryAfter } from '../telemetry/waits.js';
 import { claimStage } from './claim.js';
 import { followStage } from './follow.js';
 import { guardedSteps, type Handler, type HandleEvent, type HandleResult } from './guarded.js';
@@ -72,6 +75,12 @@ export interface SyncOptions {
   now?: () => number;
   /** Injected sleep, used for Retry-After waits and in-flight polling. */
   sleep?: (ms: number) => Promise<void>;
+  /**
+   * OpenTelemetry spans and metrics (docs/operations.md): `{ tracerProvider, meterProvider }` to
+   * use these providers, `false` for none. Default: the global providers once an SDK registered
+   * them (`@opentelemetry/api` is an optional peer, loaded only then); nothing otherwise.
+   */
+  telemetry?: TelemetryOption;
 }
 
 export interface Sync {
@@ -104,8 +113,8 @@ const DEFAULT_WINDOW_RETENTION_MS = 7 * 24 * 3_600_000;
 
 const realSleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
-export function engineContext(options: SyncOptions): EngineContext {
-  const { adapter, ledger } = options;
+export function engineContext(options: SyncOptions, telemetry: SyncTelemetry = syncTelemetry(options)): EngineContext {
+  const { adapter, ledger } = telemetry;
   const now = options.now ?? Date.now;
   const leaseMs = options.leaseMs ?? DEFAULT_LEASE_MS;
   const windowMs = options.dedupeWindowMs ?? DEFAULT_WINDOW_MS;
@@ -115,7 +124,7 @@ export function engineContext(options: SyncOptions): EngineContext {
   return {
     adapter, ledger, now, leaseMs, windowMs, retentionMs,
     clock: ledgerClock(ledger, { now }),
-    sleep: options.sleep ?? realSleep,
+    sleep: announcingRetryAfter(options.sleep ?? realSleep, adapter.name),
     bucketMs: options.bucketMs ?? (windowMs > 0 ? windowMs : DEFAULT_BUCKET_MS),
     retryFailed: options.retryFailed ?? true,
     concurrency: options.concurrency ?? 1,
@@ -151,7 +160,8 @@ async function runCall(ctx: EngineContext, leaders: readonly Planned[]): Promise
 }
 
 export function createSync(options: SyncOptions): Sync {
-  const ctx = engineContext(options);
+  const telemetry = syncTelemetry(options);
+  const ctx = engineContext(options, telemetry);
   const { adapter, ledger } = ctx;
 
   async function applyInternal(inputs: readonly unknown[], stored?: readonly (StoredKey | undefined)[]): Promise<Outcome[]> {
@@ -164,7 +174,7 @@ export function createSync(options: SyncOptions): Sync {
     return Array.from({ length: inputs.length }, (_, i) => outcomes[i]!);
   }
 
-  async function retryStored(entries: readonly LedgerEntry[]): Promise<Outcome[]> {
+  const retryStored = telemetry.retryStored(async (entries: readonly LedgerEntry[]): Promise<Outcome[]> => {
     const stored = entries.map((e) => {
       const retry = decodeActionFailure(e.error)?.retry;
       return { key: e.key, action: retry?.action, at: retry && Number.isFinite(retry.at) ? retry.at : undefined };
@@ -175,24 +185,25 @@ export function createSync(options: SyncOptions): Sync {
     const out: Outcome[] = stored.map((s) => ({ key: s.key, status: 'rejected', error: noAction, attempts: 0 }));
     runnable.forEach((i, j) => (out[i] = ran[j]!));
     return out;
-  }
+  });
 
-  const applyMany = (inputs: readonly unknown[]) => applyInternal(inputs);
-  const { once, handle } = guardedSteps({ ledger, applyMany, leaseMs: ctx.leaseMs, retentionMs: ctx.retentionMs, clock: ctx.clock, sleep: ctx.sleep });
+  const applyMany = telemetry.applyMany((inputs: readonly unknown[]) => applyInternal(inputs));
+  const { once, handle } = guardedSteps({ ledger, applyMany, leaseMs: ctx.leaseMs, retentionMs: ctx.retentionMs, clock: ctx.clock, sleep: options.sleep ?? realSleep });
   const sha = (value: unknown) => createHash('sha256').update(JSON.stringify(value)).digest('base64url').slice(0, 32);
 
   return {
-    adapter,
-    ledger,
+    adapter: options.adapter,
+    ledger: options.ledger,
     prepare: (action) => prepareAction(ctx, action),
     applyMany,
     retryStored,
     apply: async (action) => (await applyMany([action]))[0]!,
-    handle,
+    handle: telemetry.handle(handle),
     once: (key, fn) => once(key.startsWith('v1:') ? key : `v1:o:${sha(['once', key])}`, fn),
     async close() {
       await adapter.close?.();
       await ledger.close();
+      await telemetry.flush();
     },
   };
 }

@@ -59,6 +59,7 @@ export interface EngineContext {
   readonly ledger: LedgerBackend;
   readonly clock: LedgerClock;
   readonly now: () => number;
+  /** Sleeps a CRM's Retry-After, announcing it as one to wait listeners (`observeWaits`): not for other waits. */
   readonly sleep: (ms: number) => Promise<void>;
   readonly leaseMs: number;
   readonly windowMs: number;

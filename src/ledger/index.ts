@@ -7,6 +7,7 @@
  * because claim and fencing are built on it. memory, sqlite, postgres and redis all can.
  */
 import { ConfigError, LedgerError, redact } from '../errors.js';
+import { isMissingPackage } from '../optional-package.js';
 import { readOnlyRefusal } from './kit/failures.js';
 import type { LedgerBackend } from './types.js';
 
@@ -49,6 +50,44 @@ export function safeLedgerUrl(url: string): string {
 }
 
 type Loader = () => Promise<LedgerBackend>;
+
+/** The driver each server backend loads, and what to install when it is missing. */
+const DRIVERS: Record<string, { name: string; install: string }> = {
+  postgres: { name: 'pg', install: 'pg@^8' },
+  redis: { name: 'ioredis', install: 'ioredis@^5' },
+};
+
+/** `host:port` of a postgres:// or redis:// URL (default ports filled in), for messages; undefined for other URLs. */
+export function ledgerEndpoint(url: string): string | undefined {
+  try {
+    const u = new URL(url);
+    const redis = /^rediss?:$/.test(u.protocol);
+    if (!redis && !/^postgres(ql)?:$/.test(u.protocol)) return undefined;
+    const host = u.hostname || u.searchParams.get('host') || 'localhost';
+    return `${host}:${u.port || (redis ? '6379' : '5432')}`;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Every method of `backend`, with a driver failure's message naming the server it could not
+ * reach (`redis ledger at 10.0.0.5:6379: clock failed: ...`): ioredis' own messages do not.
+ */
+function locateFailures(backend: LedgerBackend, name: string, where: string | undefined): LedgerBackend {
+  if (!where) return backend;
+  const locate = (err: unknown): never => {
+    if (!(err instanceof LedgerError) || err.cause === undefined) throw err;
+    const message = err.message.replace(/^\[crm-upsert\] /, '');
+    if (!message.startsWith(`${name} ledger `)) throw err;
+    throw new LedgerError(`${name} ledger at ${where}: ${message.slice(name.length + 8)}`, { cause: err.cause });
+  };
+  const located: Record<string, unknown> = { ...backend };
+  for (const [method, fn] of Object.entries(backend)) {
+    if (typeof fn === 'function') located[method] = (...args: unknown[]) => (fn as (...a: unknown[]) => Promise<unknown>)(...args).catch(locate);
+  }
+  return located as unknown as LedgerBackend;
+}
 
 /** `hasClock`: the backend has a clock of its own, so the wrapper offers `clock()` before loading it. */
 function loaderFor(url: string, options: OpenLedgerOptions): { name: string; load: Loader; hasClock?: boolean } {
@@ -103,6 +142,10 @@ export function openLedger(url: string, options: OpenLedgerOptions = {}): Ledger
     backend ??= load().catch((err: unknown) => {
       backend = undefined;
       if (err instanceof ConfigError || err instanceof LedgerError) throw err;
+      const driver = DRIVERS[name];
+      if (driver && isMissingPackage(err, driver.name)) {
+        throw new ConfigError(`the ${name} ledger needs the ${driver.name} package: npm install ${driver.install}`, { cause: err });
+      }
       throw new LedgerError(`cannot open ${name} ledger ${safeLedgerUrl(url)}: ${(err as Error)?.message ?? String(err)}`, { cause: err });
     });
     return backend;
@@ -114,7 +157,7 @@ export function openLedger(url: string, options: OpenLedgerOptions = {}): Ledger
     return ready();
   };
 
-  return {
+  return locateFailures({
     name,
     claim: async (requests, now) => (await writable('claim')).claim(requests, now),
     complete: async (requests, now) => (await writable('complete')).complete(requests, now),
@@ -143,5 +186,5 @@ export function openLedger(url: string, options: OpenLedgerOptions = {}): Ledger
       backend = undefined;
       if (opened) await (await opened.catch(() => undefined))?.close();
     },
-  };
+  }, name, ledgerEndpoint(url));
 }

@@ -199,5 +199,13 @@ describe('the packed tarball installed into scratch projects', () => {
     const cli = await node(withoutSdk, [join(withoutSdk, 'node_modules', '.bin', 'crm-upsert'), 'sync', 'actions.jsonl'], { HUBSPOT_ACCESS_TOKEN: 'pack-test-token' });
     expect(cli.stderr.trim()).toBe(`crm-upsert: ${MISSING}`);
     expect(cli.code).toBe(2);
+
+    // A server ledger whose driver is not installed says which package to install.
+    const bin = join(withoutSdk, 'node_modules', '.bin', 'crm-upsert');
+    for (const [url, install] of [['postgres://postgres@127.0.0.1:5432/test', 'pg@^8'], ['redis://127.0.0.1:6379', 'ioredis@^5']] as const) {
+      const list = await node(withoutSdk, [bin, 'ledger', 'list', '--ledger', url]);
+      expect(list.stderr.trim()).toBe(`crm-upsert: the ${url.split(':')[0]} ledger needs the ${install.split('@')[0]} package: npm install ${install}`);
+      expect(list.code).toBe(2);
+    }
   }, 60_000);
 });

@@ -1,0 +1,138 @@
+/**
+ * Tool results an agent can act on: `structuredContent` (callResultSchema) and one line of text
+ * saying what happened and what protected the call, e.g.
+ *
+ *   replayed: this note was already created as 123 (no new record)
+ *
+ * `isError` is set for `rejected` and `failed`; `in_flight` says to wait and ask get_outcome.
+ */
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import type { SerializedError, ValidationIssue } from '../errors.js';
+import type { Outcome } from '../outcome.js';
+import { minutes, type CallResult, type OutcomeReport, type ToolSpec } from './tool-schemas.js';
+
+/** What protects a call made without an idempotencyKey. */
+export interface DedupeInfo {
+  /** The time the call is judged by (ISO). */
+  occurredAt: string;
+  /** The dedupe window, ms; 0 for upserts (not windowed). */
+  windowMs: number;
+  /** The call's period bucket, ISO, start inclusive and end exclusive. */
+  bucketStart: string;
+  bucketEnd: string;
+}
+
+/** The call a result is about. */
+export interface CallSubject {
+  tool: Pick<ToolSpec, 'op' | 'object'>;
+  /** upserts: the record's external id. */
+  externalId?: string;
+  /** creates: the record the activity attaches to. */
+  target?: { object: string; externalId: string };
+  /** The agent's key, when it gave one. */
+  idempotencyKey?: string;
+  /** Keyless calls: the bucket and window that protect them. */
+  dedupe?: DedupeInfo;
+}
+
+const clean = (message: string) => message.replace(/^\[crm-upsert\] (\[[^\]]+\] )?/, '');
+const time = (iso: string) => iso.replace(/\.\d{3}Z$/, 'Z');
+
+export function errorInfo(error: SerializedError): NonNullable<CallResult['error']> {
+  return {
+    code: error.code,
+    message: clean(error.message),
+    ...(error.path !== undefined ? { path: error.path } : {}),
+    ...(error.retryable !== undefined ? { retryable: error.retryable } : {}),
+  };
+}
+
+function recordOf(s: CallSubject): string {
+  return s.target ? `${s.target.object} "${s.target.externalId}"` : `${s.tool.object} "${s.externalId}"`;
+}
+
+function protection(s: CallSubject): string {
+  if (s.idempotencyKey !== undefined) return ` (idempotencyKey "${s.idempotencyKey}": calling again with it returns this result)`;
+  const d = s.dedupe;
+  if (!d) return '';
+  if (s.tool.op === 'upsert') return ' (no idempotencyKey: the externalId makes a repeat update the same record)';
+  const until = d.windowMs > 0 ? `within ${minutes(d.windowMs)} of ${time(d.occurredAt)}` : `in the time bucket ${time(d.bucketStart)}-${time(d.bucketEnd)}`;
+  return ` (no idempotencyKey: an identical ${s.tool.object} on this record ${until} is suppressed; pass one to make a retry a replay at any time)`;
+}
+
+function suppressedText(s: CallSubject, id: string): string {
+  const d = s.dedupe;
+  const bucket = d ? `the same time bucket (${time(d.bucketStart)}-${time(d.bucketEnd)})` : '';
+  const why = !d ? 'an identical call came first' : d.windowMs > 0
+    ? `calls without an idempotencyKey are one within the ${minutes(d.windowMs)} dedupe window or ${bucket}`
+    : `calls without an idempotencyKey are one in ${bucket}, whatever their values: pass a new idempotencyKey to write changed values`;
+  const what = s.tool.op === 'create' ? `an identical ${s.tool.object} on ${recordOf(s)} was already created${id} (no new record)` : `this write to ${recordOf(s)} was already made${id} (no second write)`;
+  return `suppressed: ${what}: ${why}`;
+}
+
+function textOf(o: Outcome, s: CallSubject): string {
+  const id = o.recordId ? ` as ${o.recordId}` : '';
+  const record = recordOf(s);
+  switch (o.status) {
+    case 'created':
+      return s.tool.op === 'create'
+        ? `created: ${s.tool.object} ${o.recordId ?? ''} on ${record}${protection(s)}`
+        : `created: ${record}${id}${protection(s)}`;
+    case 'updated':
+      return `updated: ${record}${o.recordId ? ` (${o.recordId})` : ''}${protection(s)}`;
+    case 'unchanged':
+      return `unchanged: ${record}${o.recordId ? ` (${o.recordId})` : ''} already holds these values; nothing was sent`;
+    case 'replayed':
+      return s.tool.op === 'create'
+        ? `replayed: this ${s.tool.object} was already created${id} (no new record)`
+        : `replayed: this ${s.tool.object} was already written${id} (no second write)`;
+    case 'suppressed':
+      return suppressedText(s, id);
+    case 'in_flight':
+      return `in_flight: another call with this key is still being written, and this one wrote nothing: wait a few seconds, then call get_outcome with key "${o.key}" (or retry with the same idempotencyKey)`;
+    case 'rejected':
+      return `rejected: ${o.error ? clean(o.error.message) : 'invalid call'}; nothing was written`;
+    default: {
+      const retry = o.error?.retryable ? 'retry later with the same idempotencyKey: it will not write twice' : 'fix the cause, then retry with the same idempotencyKey';
+      return `failed: ${o.error ? clean(o.error.message) : 'unknown error'}; ${retry}`;
+    }
+  }
+}
+
+/** A write tool's result for an engine outcome. */
+export function callResult(o: Outcome, s: CallSubject): CallToolResult {
+  const structured: CallResult = {
+    status: o.status,
+    key: o.key,
+    ...(s.idempotencyKey !== undefined ? { idempotencyKey: s.idempotencyKey } : {}),
+    ...(o.recordId ? { recordId: o.recordId } : {}),
+    ...(o.error ? { error: errorInfo(o.error) } : {}),
+    ...(s.dedupe ? { dedupe: s.dedupe } : {}),
+  };
+  return {
+    content: [{ type: 'text', text: textOf(o, s) }],
+    structuredContent: structured,
+    ...(o.status === 'rejected' || o.status === 'failed' ? { isError: true } : {}),
+  };
+}
+
+/** Arguments refused before anything was claimed or written. */
+export function rejectedResult(issues: readonly ValidationIssue[], key = ''): CallToolResult {
+  const message = issues.map((i) => `${i.path || '(arguments)'}: ${i.message}`).join('; ');
+  return callResult(
+    { key, status: 'rejected', attempts: 0, error: { name: 'ValidationError', code: 'VALIDATION', message, ...(issues[0]?.path ? { path: issues[0].path } : {}) } },
+    { tool: { op: 'create', object: '' } },
+  );
+}
+
+/** get_outcome's result. */
+export function outcomeResult(report: OutcomeReport): CallToolResult {
+  const id = report.recordId ? ` (record ${report.recordId})` : '';
+  const texts: Record<string, string> = {
+    not_found: `not_found: nothing is recorded under "${report.key}": that call wrote nothing; call the tool again with the same idempotencyKey`,
+    in_flight: `in_flight: still being written${report.leaseUntil ? ` (its claim runs until ${time(report.leaseUntil)} unless renewed)` : ''}; ask again in a few seconds, or retry with the same idempotencyKey: a claim whose server died is taken over, never written twice`,
+    failed: `failed: ${report.error?.message ?? 'unknown error'}; retry with the same idempotencyKey`,
+  };
+  const text = texts[report.status] ?? `${report.status}: the call under "${report.key}" ended ${report.status}${id}`;
+  return { content: [{ type: 'text', text }], structuredContent: report };
+}

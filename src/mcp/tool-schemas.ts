@@ -1,0 +1,184 @@
+/**
+ * The tools an MCP client sees, generated from the configured objects with the action's own zod
+ * schemas (schemas/action.ts) and the objects' field allowlists: a record object gets
+ * `upsert_<object>`, an activity object `create_<object>`, and each tool's `fields` admits exactly
+ * the allowlisted fields. What the tool schema accepts, the engine accepts.
+ */
+import { z } from 'zod';
+import { actionSchema, fieldValueSchema } from '../../schemas/action.js';
+import type { ObjectSpec } from '../../schemas/objects.js';
+import { ConfigError } from '../errors.js';
+import { DEFAULT_BUCKET_MS } from '../key.js';
+import { OutcomeStatus } from '../outcome.js';
+
+/** One generated tool: its name, what it does, and the strict schema of its arguments. */
+export interface ToolSpec {
+  /** `upsert_contact`, `create_note`. */
+  name: string;
+  /** A human title (`Create a note`). */
+  title: string;
+  /** What the model reads: the allowlist, and what a repeated call does. */
+  description: string;
+  /** The engine op the tool's calls become. */
+  op: 'upsert' | 'create';
+  /** The logical object (the adapter's `objects` key). */
+  object: string;
+  /** The object's spec: its allowlist and parents. */
+  spec: ObjectSpec;
+  /** The arguments, strict: unknown arguments and fields off the allowlist are refused. */
+  input: z.ZodObject;
+}
+
+export interface ToolSchemaOptions {
+  /** The CRM's name as the descriptions say it (`hubspot`). */
+  crm: string;
+  /** The dedupe window keyless creates fall under, ms (0: off). */
+  windowMs: number;
+  /** The period bucket of keyless calls, ms. Default: the window (or 10 min when it is off), as in the engine. */
+  bucketMs?: number;
+}
+
+const shape = actionSchema.shape;
+const idSchema = shape.externalId.unwrap();
+const keySchema = shape.eventId.unwrap();
+const TOOL_NAME = /^[A-Za-z0-9_-]{1,128}$/;
+
+/** A field value: the action's own union, with one message an agent can act on when it is none of them. */
+const fieldValue = z.union(fieldValueSchema.options, {
+  error: (issue) => (issue.code === 'invalid_union' && typeof issue.input !== 'string' ? 'must be a string, number, boolean or null' : undefined),
+});
+
+export const minutes = (ms: number): string => (ms % 60_000 === 0 ? `${ms / 60_000} min` : `${Math.round(ms / 1_000)} s`);
+
+function fieldsSchema(object: string, spec: ObjectSpec, crm: string) {
+  const fields = Object.fromEntries(spec.fields.map((f) => [f, fieldValue.optional().describe(`${crm} property "${f}" of ${object}.`)]));
+  return z.strictObject(fields).describe(`The ${object} fields to write. Only these are allowed: ${spec.fields.join(', ')}. A string, number, boolean or null each.`);
+}
+
+const idempotencyKey = (what: string) =>
+  keySchema.optional().describe(
+    `Your key for this ${what}: any string you choose once per intended action (a UUID, or your task id + step). Calling again with the same key returns the first result and writes nothing, even if the other arguments changed. Reusing it for a different record is refused.`,
+  );
+
+const occurredAt = shape.occurredAt.unwrap().optional().describe('When the event behind this call happened (ISO 8601 with offset). Default: the time of the call.');
+
+function upsertTool(object: string, spec: ObjectSpec, o: ToolSchemaOptions): ToolSpec {
+  return {
+    name: `upsert_${object}`,
+    title: `Create or update a ${object}`,
+    op: 'upsert',
+    object,
+    spec,
+    description:
+      `Create or update a ${o.crm} ${object} by its externalId (an upsert: the same externalId always writes the same record, never a second one). ` +
+      `Allowed fields: ${spec.fields.join(', ')}. Pass an idempotencyKey so a retried call is a replay: it returns the first result and writes nothing. ` +
+      `Give each distinct write its own key: without one, a second write to the same record in the same ${minutes(o.bucketMs ?? (o.windowMs > 0 ? o.windowMs : DEFAULT_BUCKET_MS))} time bucket is suppressed, whatever its values.`,
+    input: z.strictObject({
+      externalId: idSchema.describe(`Your id for this ${object}: the value of its external-id field in ${o.crm}.`),
+      fields: fieldsSchema(object, spec, o.crm),
+      idempotencyKey: idempotencyKey(`write`),
+      occurredAt,
+    }),
+  };
+}
+
+function createTool(object: string, spec: ObjectSpec, parents: [string, ...string[]], o: ToolSchemaOptions): ToolSpec {
+  const window = o.windowMs > 0 ? `an identical ${object} on the same record within ${minutes(o.windowMs)} is suppressed` : 'only the same time bucket protects it';
+  return {
+    name: `create_${object}`,
+    title: `Create a ${object}`,
+    op: 'create',
+    object,
+    spec,
+    description:
+      `Create a ${o.crm} ${object} on a ${parents.join(' or ')} record, found by its externalId. ` +
+      `A repeated call with the same idempotencyKey returns the first result (status "replayed") and creates nothing, even when the text differs. ` +
+      `Without a key, ${window}. Allowed fields: ${spec.fields.join(', ')}.`,
+    input: z.strictObject({
+      target: z
+        .strictObject({
+          object: z.enum(parents).describe(`The kind of record the ${object} attaches to.`),
+          externalId: idSchema.describe('That record\'s externalId (as given to its upsert tool).'),
+        })
+        .describe(`The record this ${object} attaches to.`),
+      fields: fieldsSchema(object, spec, o.crm),
+      idempotencyKey: idempotencyKey(object),
+      occurredAt,
+      intent: shape.intent.unwrap().optional().describe(`A label telling apart two different ${object}s on one record at the same time (e.g. "call-summary" and "follow-up"); part of what makes two keyless calls the same.`),
+    }),
+  };
+}
+
+/** The tools for `objects`, in their order: upserts for records, creates for activities that have a parent. */
+export function toolSpecs(objects: Readonly<Record<string, ObjectSpec>>, options: ToolSchemaOptions): ToolSpec[] {
+  const tools: ToolSpec[] = [];
+  for (const [object, spec] of Object.entries(objects)) {
+    if (spec.kind === 'record') tools.push(upsertTool(object, spec, options));
+    else {
+      const parents = (spec.parents ?? []).filter((p) => objects[p]?.kind === 'record');
+      // An activity with no parent record configured cannot be created: no tool.
+      if (parents.length > 0) tools.push(createTool(object, spec, parents as [string, ...string[]], options));
+    }
+  }
+  for (const t of tools) {
+    if (!TOOL_NAME.test(t.name)) throw new ConfigError(`object "${t.object}" gives the tool name "${t.name}": MCP tool names use only letters, digits, _ and -`);
+  }
+  return tools;
+}
+
+/**
+ * The schema handed to the SDK for a tool: it advertises the strict JSON Schema of `input` (what
+ * `tools/list` shows) but lets every argument through, so the handler validates them itself: a
+ * bad argument then gets the engine's `path: reason` form and a structured `rejected` result
+ * instead of the SDK's own error text.
+ */
+export function advertisedSchema(input: z.ZodObject): z.ZodObject {
+  const { $schema: _drop, ...json } = z.toJSONSchema(input, { target: 'draft-7', io: 'input' }) as Record<string, unknown>;
+  return z.looseObject({}).meta(json);
+}
+
+const statusValues = Object.values(OutcomeStatus) as [OutcomeStatus, ...OutcomeStatus[]];
+
+const errorSchema = z
+  .object({
+    code: z.string().describe('VALIDATION, KEY_CONFLICT, CRM, LEDGER, ...'),
+    message: z.string(),
+    path: z.string().optional().describe('The argument at fault, e.g. fields.email.'),
+    retryable: z.boolean().optional(),
+  })
+  .describe('Why the call was rejected or failed.');
+
+/** The structured result of every write tool. */
+export const callResultSchema = z.object({
+  status: z.enum(statusValues).describe('created | updated | unchanged | replayed | suppressed | in_flight | rejected | failed'),
+  key: z.string().describe('The ledger key of this call (empty when the arguments were refused): pass it, or your idempotencyKey, to get_outcome.'),
+  idempotencyKey: z.string().optional(),
+  recordId: z.string().optional().describe('The CRM record id.'),
+  error: errorSchema.optional(),
+  dedupe: z
+    .object({
+      occurredAt: z.string().describe('The time this call was judged by (occurredAt, or the time of the call).'),
+      windowMs: z.number().describe('The dedupe window, ms (0 for upserts: their externalId is their key).'),
+      bucketStart: z.string(),
+      bucketEnd: z.string(),
+    })
+    .optional()
+    .describe('What protects a call made without an idempotencyKey: identical calls in the same time bucket, or within the window of each other, are one.'),
+});
+export type CallResult = z.infer<typeof callResultSchema>;
+
+/** The structured result of get_outcome. */
+export const outcomeReportSchema = z.object({
+  key: z.string().describe('The ledger key looked up.'),
+  status: z.enum([...statusValues, 'not_found']).describe('What the earlier call ended as; in_flight while it is still being written; not_found when nothing was recorded (nothing was written under it).'),
+  recordId: z.string().optional(),
+  error: errorSchema.optional(),
+  attempts: z.number().optional().describe('How many times the key was claimed.'),
+  updatedAt: z.string().optional(),
+  leaseUntil: z.string().optional().describe('in_flight: when the holder\'s claim runs out if it is not renewed.'),
+});
+export type OutcomeReport = z.infer<typeof outcomeReportSchema>;
+
+export const getOutcomeInput = z.strictObject({
+  key: z.string().min(1).max(500).describe('The key a write tool returned, or the idempotencyKey you passed to it.'),
+});

@@ -1,0 +1,117 @@
+/**
+ * The telemetry of one Sync: which instruments are active (resolved on every call, so an SDK
+ * registered after createSync is still used), the decorated adapter and ledger the engine works
+ * through, and the spans around the entry points. With `telemetry: false` nothing is wrapped.
+ */
+import type { CrmAdapter } from '../adapter.js';
+import { ConfigError } from '../errors.js';
+import type { LedgerBackend } from '../ledger/types.js';
+import type { Outcome } from '../outcome.js';
+import { instrumentAdapter, instrumentLedger } from './decorators.js';
+import { Attr, buildInstruments, countsBy, errorType, OUTCOME_PREFIX, SpanKind, SpanName, SpanStatus, WAIT_EVENT, type Instruments } from './instruments.js';
+import { globalProvidersRegistered, loadOtelApi, OTEL_API, type OtelApi } from './otel.js';
+import { spanScope } from './scope.js';
+import type { Attributes, MeterProviderLike, TelemetryOption, TracerProviderLike } from './types.js';
+import { observeWaits, type WaitListener } from './waits.js';
+
+type Entry<A extends unknown[], R> = (...args: A) => Promise<R>;
+
+export interface SyncTelemetry {
+  /** The adapter the engine writes through. */
+  readonly adapter: CrmAdapter;
+  /** The ledger the engine claims and settles through. */
+  readonly ledger: LedgerBackend;
+  applyMany(fn: Entry<[readonly unknown[]], Outcome[]>): Entry<[readonly unknown[]], Outcome[]>;
+  retryStored<T>(fn: Entry<[readonly T[]], Outcome[]>): Entry<[readonly T[]], Outcome[]>;
+  handle<E extends { source?: unknown }, H, R extends { status: string; outcomes: readonly Outcome[] }>(fn: Entry<[E, H], R>): Entry<[E, H], R>;
+  /** Export what is buffered (forceFlush of the providers in use), for at most `timeoutMs`. */
+  flush(timeoutMs?: number): Promise<void>;
+}
+
+interface Resolved {
+  tracerProvider: TracerProviderLike;
+  meterProvider: MeterProviderLike;
+  instruments: Instruments;
+}
+
+function resolver(option: TelemetryOption | undefined): { current: () => Instruments | null; last: () => Resolved | undefined } {
+  if (option === false) return { current: () => null, last: () => undefined };
+  const given = option ?? {};
+  const passed = Boolean(given.tracerProvider ?? given.meterProvider);
+  let api: OtelApi | null = passed ? loadOtelApi() : null;
+  if (passed && !api) throw new ConfigError(`telemetry providers need ${OTEL_API.name} (${OTEL_API.range}): npm install ${OTEL_API.name}`);
+  let resolved: Resolved | undefined;
+  const current = () => {
+    if (!passed && !globalProvidersRegistered()) return null;
+    api ??= loadOtelApi();
+    if (!api) return null;
+    const tracerProvider = given.tracerProvider ?? api.trace.getTracerProvider();
+    const meterProvider = given.meterProvider ?? api.metrics.getMeterProvider();
+    // The global meter provider has no proxy: a provider registered later needs new instruments.
+    if (resolved?.tracerProvider !== tracerProvider || resolved.meterProvider !== meterProvider) {
+      resolved = { tracerProvider, meterProvider, instruments: buildInstruments(api, tracerProvider, meterProvider) };
+    }
+    return resolved.instruments;
+  };
+  return { current, last: () => resolved };
+}
+
+const outcomeCounts = (outcomes: readonly Outcome[]) => countsBy(OUTCOME_PREFIX, outcomes.map((o) => o.status));
+
+async function flushProviders(r: Resolved | undefined, timeoutMs: number): Promise<void> {
+  if (!r) return;
+  const flushes = [r.tracerProvider, r.meterProvider].map((p) => {
+    const target = (p as { getDelegate?: () => unknown }).getDelegate?.() ?? p;
+    const flush = (target as { forceFlush?: () => Promise<unknown> }).forceFlush;
+    return typeof flush === 'function' ? Promise.resolve(flush.call(target)).catch(() => undefined) : undefined;
+  });
+  let timer: NodeJS.Timeout | undefined;
+  await Promise.race([Promise.all(flushes), new Promise<void>((resolve) => (timer = setTimeout(resolve, timeoutMs)))]);
+  clearTimeout(timer);
+}
+
+export function syncTelemetry(options: { telemetry?: TelemetryOption; adapter: CrmAdapter; ledger: LedgerBackend }): SyncTelemetry {
+  const { adapter, ledger } = options;
+  if (options.telemetry === false) {
+    return { adapter, ledger, applyMany: (fn) => fn, retryStored: (fn) => fn, handle: (fn) => fn, flush: async () => undefined };
+  }
+  const { current, last } = resolver(options.telemetry);
+  const spans = spanScope();
+  const base = { [Attr.crm]: adapter.name, [Attr.ledger]: ledger.name };
+  const onWait: WaitListener = (wait) => {
+    const inst = current();
+    if (!inst) return;
+    inst.waits.record(wait.ms / 1000, { [Attr.crm]: adapter.name, [Attr.waitKind]: wait.kind, [Attr.waitReason]: wait.reason });
+    spans.current()?.addEvent(WAIT_EVENT, { [Attr.waitKind]: wait.kind, [Attr.waitReason]: wait.reason, [Attr.waitMs]: wait.ms });
+  };
+  const entry = <A extends unknown[], R>(name: string, fn: Entry<A, R>, start: (...args: A) => Attributes, end: (result: R, inst: Instruments) => Attributes): Entry<A, R> =>
+    async (...args) => {
+      const inst = current();
+      if (!inst) return fn(...args);
+      const { span, run } = spans.open(inst, name, SpanKind.internal, { ...base, ...start(...args) });
+      try {
+        const result = await observeWaits(onWait, () => run(() => fn(...args)));
+        span.setAttributes(end(result, inst));
+        return result;
+      } catch (err) {
+        span.setAttribute(Attr.errorType, errorType(err));
+        span.setStatus({ code: SpanStatus.error, message: errorType(err) });
+        throw err;
+      } finally {
+        span.end();
+      }
+    };
+  const counted = (outcomes: readonly Outcome[], inst: Instruments) => {
+    const counts = outcomeCounts(outcomes);
+    for (const [attr, n] of Object.entries(counts)) inst.outcomes.add(n, { [Attr.crm]: adapter.name, [Attr.status]: attr.slice(OUTCOME_PREFIX.length) });
+    return counts;
+  };
+  return {
+    adapter: instrumentAdapter(adapter, current, spans),
+    ledger: instrumentLedger(ledger, current),
+    applyMany: (fn) => entry(SpanName.applyMany, fn, (inputs) => ({ [Attr.actions]: inputs.length }), counted),
+    retryStored: (fn) => entry(SpanName.retryStored, fn, (entries) => ({ [Attr.actions]: entries.length }), counted),
+    handle: (fn) => entry(SpanName.handle, fn, (event): Attributes => (typeof event?.source === 'string' ? { [Attr.source]: event.source.slice(0, 64) } : {}), (r) => ({ [Attr.handleStatus]: r.status, ...outcomeCounts(r.outcomes) })),
+    flush: (timeoutMs = 3_000) => flushProviders(last(), timeoutMs),
+  };
+}

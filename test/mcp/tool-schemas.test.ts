@@ -1,0 +1,101 @@
+/** The tools generated from objects, their arguments and the actions they become. */
+import { toJsonSchemaCompat } from '@modelcontextprotocol/sdk/server/zod-json-schema-compat.js';
+import { describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import type { ObjectSpec } from '../../schemas/objects.js';
+import { ConfigError } from '../../src/errors.js';
+import { parseArgs, toAction } from '../../src/mcp/arguments.js';
+import { advertisedSchema, toolSpecs } from '../../src/mcp/tool-schemas.js';
+
+const objects: Record<string, ObjectSpec> = {
+  contact: { kind: 'record', fields: ['email', 'firstname'] },
+  company: { kind: 'record', fields: ['name'] },
+  note: { kind: 'activity', fields: ['hs_note_body', 'hs_timestamp'], parents: ['contact', 'company'] },
+  orphan: { kind: 'activity', fields: ['body'], parents: [] },
+  odd: { kind: 'activity', fields: ['body'], parents: ['note'] },
+};
+const tools = toolSpecs(objects, { crm: 'HubSpot', windowMs: 600_000 });
+const tool = (name: string) => tools.find((t) => t.name === name)!;
+
+describe('toolSpecs', () => {
+  it('makes upsert tools for records and create tools for activities that have a record parent', () => {
+    expect(tools.map((t) => [t.name, t.op, t.object])).toEqual([
+      ['upsert_contact', 'upsert', 'contact'],
+      ['upsert_company', 'upsert', 'company'],
+      ['create_note', 'create', 'note'],
+    ]);
+  });
+
+  it('limits fields to the allowlist and targets to the parents', () => {
+    expect(Object.keys(tool('upsert_contact').input.shape.fields!.shape as object)).toEqual(['email', 'firstname']);
+    const json = z.toJSONSchema(tool('create_note').input) as unknown as { properties: { target: { properties: { object: { enum: string[] } } } } };
+    expect(json.properties.target.properties.object.enum).toEqual(['contact', 'company']);
+  });
+
+  it('says what protects a create, by key and by window', () => {
+    expect(tool('create_note').description).toBe(
+      'Create a HubSpot note on a contact or company record, found by its externalId. A repeated call with the same idempotencyKey returns the first result (status "replayed") and creates nothing, even when the text differs. Without a key, an identical note on the same record within 10 min is suppressed. Allowed fields: hs_note_body, hs_timestamp.',
+    );
+    expect(toolSpecs(objects, { crm: 'HubSpot', windowMs: 0 })[2]!.description).toContain('Without a key, only the same time bucket protects it.');
+    expect(tool('upsert_contact').description).toContain('without one, a second write to the same record in the same 10 min time bucket is suppressed, whatever its values');
+    expect(toolSpecs(objects, { crm: 'HubSpot', windowMs: 0, bucketMs: 3_600_000 })[0]!.description).toContain('in the same 60 min time bucket');
+  });
+
+  it('refuses an object name that makes no valid tool name', () => {
+    const odd: Record<string, ObjectSpec> = { 'my contact': { kind: 'record', fields: [] } };
+    expect(() => toolSpecs(odd, { crm: 'x', windowMs: 0 })).toThrow(ConfigError);
+    expect(() => toolSpecs(odd, { crm: 'x', windowMs: 0 })).toThrow('object "my contact" gives the tool name "upsert_my contact": MCP tool names use only letters, digits, _ and -');
+  });
+});
+
+describe('advertisedSchema', () => {
+  it('shows the strict schema in tools/list but lets every argument through to the handler', () => {
+    const input = tool('create_note').input;
+    const advertised = advertisedSchema(input);
+    const strict = toJsonSchemaCompat(input, { pipeStrategy: 'input' });
+    expect(toJsonSchemaCompat(advertised, { pipeStrategy: 'input' })).toEqual(strict);
+    expect(advertised.safeParse({ anything: 1 }).success).toBe(true);
+  });
+});
+
+describe('parseArgs', () => {
+  const upsert = tool('upsert_contact');
+  const create = tool('create_note');
+
+  it.each([
+    ['an unknown argument', upsert, { externalId: 'c', fields: {}, extra: 1 }, [{ path: 'extra', message: 'is not an argument of upsert_contact (arguments: externalId, fields, idempotencyKey, occurredAt)' }]],
+    ['a field off the allowlist', upsert, { externalId: 'c', fields: { phone: '1' } }, [{ path: 'fields.phone', message: 'is not on the allowlist for "contact" (allowed: email, firstname)' }]],
+    ['a value of the wrong type', upsert, { externalId: 'c', fields: { email: ['a'] } }, [{ path: 'fields.email', message: 'must be a string, number, boolean or null' }]],
+    ['a lone surrogate', upsert, { externalId: 'c', fields: { email: 'a\uD800' } }, [{ path: 'fields.email', message: 'contains a lone UTF-16 surrogate' }]],
+    ['a missing externalId', upsert, { fields: {} }, [{ path: 'externalId', message: 'is required (string)' }]],
+    ['a missing target', create, { fields: {} }, [{ path: 'target', message: 'is required (object)' }]],
+    ['a target that is not a parent', create, { target: { object: 'deal', externalId: 'd' }, fields: {} }, [{ path: 'target.object', message: 'Invalid option: expected one of "contact"|"company"' }]],
+    ['a bad occurredAt', create, { target: { object: 'contact', externalId: 'c' }, fields: {}, occurredAt: 'yesterday' }, [{ path: 'occurredAt', message: 'must be an ISO 8601 date-time, e.g. 2026-11-29T10:00:00Z' }]],
+  ])('names the path and the reason for %s', (_what, t, raw, issues) => {
+    expect(parseArgs(t, raw)).toEqual({ ok: false, issues });
+  });
+
+  it('accepts valid arguments as they are', () => {
+    expect(parseArgs(upsert, { externalId: 'c', fields: { email: 'a@b.c', firstname: null } })).toEqual({ ok: true, args: { externalId: 'c', fields: { email: 'a@b.c', firstname: null } } });
+  });
+});
+
+describe('toAction', () => {
+  const call = '2026-12-01T10:03:00.000Z';
+
+  it('makes the idempotencyKey the event id under the client source, with no clock time', () => {
+    expect(toAction(tool('upsert_contact'), { externalId: 'c-1', fields: { email: 'a@b.c' }, idempotencyKey: 'k1' }, 'mcp:claude', call)).toEqual({
+      source: 'mcp:claude', eventId: 'k1', op: 'upsert', object: 'contact', externalId: 'c-1', fields: { email: 'a@b.c' },
+    });
+  });
+
+  it('gives a keyless call the time of the call as its event time, and keeps intent', () => {
+    expect(toAction(tool('create_note'), { target: { object: 'contact', externalId: 'c-1' }, fields: { hs_note_body: 'x', hs_timestamp: undefined }, intent: 'summary' }, 'mcp:claude', call)).toEqual({
+      source: 'mcp:claude', occurredAt: call, op: 'create', object: 'note', target: { object: 'contact', externalId: 'c-1' }, intent: 'summary', fields: { hs_note_body: 'x' },
+    });
+  });
+
+  it('keeps an occurredAt the agent gave', () => {
+    expect(toAction(tool('create_note'), { target: { object: 'contact', externalId: 'c' }, fields: {}, occurredAt: '2026-11-30T08:00:00Z' }, 's', call).occurredAt).toBe('2026-11-30T08:00:00Z');
+  });
+});
