@@ -1,8 +1,9 @@
 /**
  * startWorker in this process against real Redis and a fake HubSpot on loopback: event jobs run
  * through a handler module, duplicates cost nothing, concurrent jobs share CRM batches, an event
- * another worker holds is delayed (not lost), and a throwing handler is retried, then kept in the
- * failed set with its reason.
+ * another worker holds is delayed (not lost), a throwing handler is retried, then kept in the
+ * failed set with its reason, a 429 pauses the queue, and a chunk whose lines another worker holds
+ * runs again for those lines only.
  */
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -12,6 +13,7 @@ import { fakeHubSpot, type FakeHubSpot } from '../../adapters/testing/index.js';
 import { createSync, type Sync } from '../../src/engine/index.js';
 import { openLedger } from '../../src/ledger/index.js';
 import { EVENT_JOB, eventJobId } from '../../src/queue/jobs.js';
+import { enqueueChunks, planChunks, waitForChunks } from '../../src/queue/chunks.js';
 import { watchRateLimits } from '../../src/queue/rate-limits.js';
 import type { EventHandler } from '../../src/queue/run-event.js';
 import { startWorker, type QueueWorker } from '../../src/queue/worker.js';
@@ -138,5 +140,29 @@ describe.skipIf(redis === undefined)('startWorker', () => {
     // The second job waited out the CRM's Retry-After (1 s) before it started.
     const second = await tq.queue.getJob(eventJobId(ticketEvent(5_001)));
     expect(second!.processedOn! - limitedAt).toBeGreaterThan(500);
+  });
+
+  it('runs a chunk again later for the lines another worker holds, keeping the outcomes of the others', async () => {
+    const { tq, worker } = setup();
+    const line = (n: number) => ({ source: 'test', eventId: `chunk-line-${n}`, op: 'upsert', object: 'contact', externalId: `chunk-c-${n}`, fields: { email: `chunk${n}@example.com` } });
+    // Another worker (same ledger, a CRM that answers only when told) is writing line 1.
+    let release!: () => void;
+    const held = new Promise<void>((r) => (release = r));
+    const inner = hubspotAdapter({ accessToken: 'pat-test-queue', basePath: server.basePath, objects: HUBSPOT_OBJECTS as never });
+    const other = createSync({ adapter: { ...inner, upsertRecords: async (...a) => (await held, inner.upsertRecords(...a)) }, ledger: openLedger(tq.ledgerUrl), leaseMs: 60_000 });
+    const writing = other.applyMany([line(1)]);
+    await new Promise((r) => setTimeout(r, 100));
+    const enqueued = await enqueueChunks({ queue: tq.target, file: 'f1-500', chunks: planChunks([{ line: 1, action: line(1) }, { line: 2, action: line(2) }], 500) });
+    await worker.ready();
+    const deadline = Date.now() + 10_000;
+    while (worker.stats().delayed === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+    expect(worker.stats().delayed).toBeGreaterThan(0);
+    release();
+    expect((await writing)[0]!.status).toBe('created');
+    await other.close();
+    const states = await waitForChunks({ queue: tq.target, enqueued, pollMs: 50 });
+    const outcomes = states.results.get(enqueued.records[0]!)!.outcomes.map((o) => [o.line, o.outcome.status]);
+    expect(outcomes).toEqual([[1, 'replayed'], [2, 'created']]);
+    expect(fake.records('contacts').filter((c) => c.properties.ai_external_id === 'chunk-c-1')).toHaveLength(1);
   });
 });
