@@ -5,20 +5,33 @@
 import { z } from 'zod';
 
 export const queueConfigSchema = z.strictObject({
+  /** The Redis holding the queue (BullMQ). */
   url: z.string().regex(/^rediss?:\/\//, 'must be a redis:// or rediss:// URL'),
   /** Queue name; default `crm-upsert-<crm>`. */
   name: z.string().regex(/^[A-Za-z0-9_-]{1,100}$/, 'must be letters, digits, _ or -').optional(),
   /** BullMQ key prefix in Redis. Default `bull`. */
   prefix: z.string().min(1).optional(),
-  /** Attempts per job before it stays in the failed set. */
+  /** Attempts per job before it stays in the failed set. Default 5. */
   attempts: z.number().int().positive().default(5),
+  /** Wait between attempts: `exponential` doubles `delayMs` each time. Default exponential from 1 s. */
   backoff: z
     .strictObject({ type: z.enum(['exponential', 'fixed']), delayMs: z.number().int().nonnegative() })
     .default({ type: 'exponential', delayMs: 1_000 }),
-  /** Jobs one worker process runs at the same time. */
+  /** Jobs one worker process runs at the same time. Default 10. */
   concurrency: z.number().int().positive().default(10),
-  /** How long a worker waits to gather the actions of concurrent jobs into one applyMany. */
+  /** How long a worker waits to gather the actions of concurrent jobs into one applyMany, ms. Default 20. */
   lingerMs: z.number().int().nonnegative().default(20),
+  /** Most actions one coalesced applyMany carries; jobs beyond it wait for the next one. Default 1,000. */
+  maxBatchActions: z.number().int().positive().default(1_000),
+  /**
+   * How long a worker's hold on a running job lasts without renewal (BullMQ lockDuration), ms. A job
+   * whose worker died is handed to another worker after about this long. Default 30,000.
+   */
+  lockDurationMs: z.number().int().min(1_000).default(30_000),
+  /** How often workers look for jobs whose worker died (BullMQ stalledInterval), ms. Default 30,000. */
+  stalledIntervalMs: z.number().int().min(500).default(30_000),
+  /** How long a job waits before running again when another worker holds its event or lines, ms. Default 1,000. */
+  inFlightDelayMs: z.number().int().positive().default(1_000),
 });
 
 export type QueueConfig = z.infer<typeof queueConfigSchema>;

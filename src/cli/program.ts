@@ -15,6 +15,7 @@ import { MCP_TOKEN_ENV, mcpCommand, parsePort, type McpFlags } from './mcp.js';
 import { EXIT_CODES_HELP, ExitCode, isInfrastructureFault, plainMessage, UsageError } from './exit.js';
 import { DEFAULT_MAX_LINE_BYTES } from './jsonl.js';
 import { ledgerJobsCommand, ledgerListCommand, ledgerMigrateCommand, ledgerPruneCommand, ledgerShowCommand } from './ledger.js';
+import { queueFailedCommand, queuePart, queueRetryCommand, queueStatsCommand } from './queue.js';
 import { retryFailedCommand } from './retry-failed.js';
 import { schemaCommand } from './schema.js';
 import { serveCommand } from './serve.js';
@@ -89,8 +90,11 @@ export function buildProgram(setExit: (code: number) => void): Command {
     .option('--dry-run', 'print what each action would do and the payload it would send; no CRM requests, no ledger writes')
     .option('--report <path>', 'write the JSON report here')
     .addOption(new Option('--max-line-bytes <n>', 'reject longer lines without buffering them').argParser(positiveInt).default(DEFAULT_MAX_LINE_BYTES))
+    .option('--queue <url>', 'enqueue the file in chunks on this Redis (BullMQ) for `crm-upsert worker`s instead of writing it here')
+    .option('--wait', 'with --queue: wait for the workers, then print the summary and write the report')
     .addHelpText('after', `\n${EXIT_CODES_HELP}\n`)
-    .action(async (file: string, opts) => setExit(await syncCommand(file, opts)));
+    .action(async (file: string, opts) =>
+      setExit(opts.queue ? await (await queuePart('crm-upsert sync --queue', () => import('./sync-queue.js'))).syncQueueCommand(file, opts) : await syncCommand(file, opts)));
 
   program
     .command('serve')
@@ -108,6 +112,37 @@ export function buildProgram(setExit: (code: number) => void): Command {
     .addOption(ledgerOption())
     .option('--report <path>', 'write the JSON report here')
     .action(async (opts) => setExit(await retryFailedCommand(opts)));
+
+  program
+    .command('worker')
+    .description('consume the queue: event jobs through their source\'s handler, chunk jobs of sync --queue; SIGTERM drains')
+    .addOption(configOption())
+    .addOption(ledgerOption())
+    .option('--concurrency <n>', 'jobs run at the same time (default: queue.concurrency, 10)', positiveInt)
+    .action(async (opts) => setExit(await (await queuePart('crm-upsert worker', () => import('./worker.js'))).workerCommand(opts)));
+
+  const queue = program.command('queue').description('the queue\'s failed set and counts (BullMQ)');
+  const queueUrlOption = () => new Option('--queue <url>', 'Redis URL of the queue; overrides the config\'s queue.url');
+  queue
+    .command('failed')
+    .description('list the failed jobs with their reasons, one JSON line each, newest first')
+    .option('--limit <n>', 'at most this many (default 100)', positiveInt)
+    .addOption(configOption())
+    .addOption(queueUrlOption())
+    .action(async (opts) => setExit(await queueFailedCommand(opts)));
+  queue
+    .command('retry')
+    .description('move failed jobs back to wait, attempts reset: all of them, or the ids given')
+    .argument('[ids...]', 'job ids (default: every failed job)')
+    .addOption(configOption())
+    .addOption(queueUrlOption())
+    .action(async (ids: string[], opts) => setExit(await queueRetryCommand(ids, opts)));
+  queue
+    .command('stats')
+    .description('jobs per state')
+    .addOption(configOption())
+    .addOption(queueUrlOption())
+    .action(async (opts) => setExit(await queueStatsCommand(opts)));
 
   const ledger = program.command('ledger').description('inspect and maintain the ledger');
   ledger

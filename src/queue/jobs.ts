@@ -5,6 +5,7 @@
  * still guards the work itself when a job runs twice.
  */
 import { eventKey } from '../key.js';
+import type { Outcome } from '../outcome.js';
 
 /** Job names. */
 export const EVENT_JOB = 'event';
@@ -36,4 +37,58 @@ export function eventJobId(event: { source: string; eventId: string }): string {
 /** The default queue name of a CRM account's queue. */
 export function defaultQueueName(crm: string): string {
   return `crm-upsert-${crm}`;
+}
+
+/** Which part of a file a chunk job holds; `gate` releases the activity chunks once every record chunk completed. */
+export const ChunkKind = { records: 'records', activities: 'activities', gate: 'gate' } as const;
+export type ChunkKind = (typeof ChunkKind)[keyof typeof ChunkKind];
+
+/** One line of a chunk: its 1-based line number in the file and the parsed action. */
+export interface ChunkLine {
+  line: number;
+  action: unknown;
+}
+
+/** A chunk of lines of a file enqueued by `crm-upsert sync --queue`. */
+export interface LinesChunkData {
+  v: 1;
+  kind: 'records' | 'activities';
+  /** The file's id (`fileId`): content hash and chunk size. */
+  file: string;
+  index: number;
+  lines: ChunkLine[];
+  /** Outcomes an earlier run of this job settled (by line), kept while lines another worker held are run again. */
+  settled?: Record<string, Outcome>;
+  /** CRM calls those earlier runs made. */
+  settledCalls?: number;
+}
+
+/** The job that holds a file's activity chunks back until all its record chunks completed (their BullMQ flow parent). */
+export interface GateChunkData {
+  v: 1;
+  kind: 'gate';
+  file: string;
+  /** Job ids of the activity chunks it releases. */
+  activities: string[];
+}
+
+export type ChunkJobData = LinesChunkData | GateChunkData;
+
+/** What a lines chunk job returns: every line's outcome and the CRM calls made for it. */
+export interface ChunkJobResult {
+  outcomes: { line: number; outcome: Outcome }[];
+  apiCalls: number;
+}
+
+/** The id of a file's chunk jobs: the same file, cut the same way, always gets the same ids. */
+export function chunkJobId(file: string, kind: ChunkKind, index = 0): string {
+  return kind === 'gate' ? `chunk-${file}-gate` : `chunk-${file}-${kind === 'records' ? 'r' : 'a'}${index}`;
+}
+
+/** BullMQ job options from the `queue` config section: attempts and backoff (retries of a throwing job). */
+export function queueJobOptions(config: { attempts: number; backoff: { type: 'exponential' | 'fixed'; delayMs: number } }): {
+  attempts: number;
+  backoff: { type: 'exponential' | 'fixed'; delay: number };
+} {
+  return { attempts: config.attempts, backoff: { type: config.backoff.type, delay: config.backoff.delayMs } };
 }

@@ -9,7 +9,7 @@
 import type { Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
 import type { EventSink } from '../webhooks/app.js';
-import { EVENT_JOB, eventJobId, type EventJobData } from './jobs.js';
+import { EVENT_JOB, eventJobId, queueJobOptions, type EventJobData } from './jobs.js';
 
 export interface EventQueueOptions {
   /** redis:// or rediss:// URL of the queue's Redis. */
@@ -43,10 +43,8 @@ export const DEFAULT_KEEP_COMPLETED_SECONDS = 86_400;
 
 /** The job options every event is added with. */
 export function eventJobOptions(options: Pick<EventQueueOptions, 'attempts' | 'backoff' | 'keepCompletedSeconds'>) {
-  const backoff = options.backoff ?? { type: 'exponential', delayMs: 1_000 };
   return {
-    attempts: options.attempts ?? 5,
-    backoff: { type: backoff.type, delay: backoff.delayMs },
+    ...queueJobOptions({ attempts: options.attempts ?? 5, backoff: options.backoff ?? { type: 'exponential', delayMs: 1_000 } }),
     removeOnComplete: { age: options.keepCompletedSeconds ?? DEFAULT_KEEP_COMPLETED_SECONDS },
     // A job that failed its last attempt stays in the failed set until it is retried or removed.
     removeOnFail: false,

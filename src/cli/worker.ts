@@ -1,0 +1,101 @@
+/**
+ * `crm-upsert worker [--config PATH] [--ledger URL] [--concurrency N]`: consume the config's
+ * queue until SIGTERM / SIGINT. Event jobs run through their source's handler module
+ * (`webhooks.sources.<name>.handler`, relative to the config file), chunk jobs of
+ * `sync --queue` through applyMany. A signal drains: no new job starts, the running ones finish,
+ * then the worker exits 143 (SIGTERM) or 130 (SIGINT); a second signal exits at once (its
+ * running jobs go back to the queue after the lock expires and replay from the ledger).
+ */
+import { dirname, resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { createSync } from '../engine/index.js';
+import { redact } from '../errors.js';
+import { watchRateLimits } from '../queue/rate-limits.js';
+import type { EventHandler } from '../queue/run-event.js';
+import { startWorker } from '../queue/worker.js';
+import { buildAdapter, ledgerUrl, loadConfig, openLedgerOrExit, type Config } from './config.js';
+import { ExitCode, UsageError } from './exit.js';
+import { queueSettings, queueTarget } from './queue.js';
+import { DEFAULT_CLI_LEASE_MS, preflight, settleWithin } from './sync.js';
+
+export interface WorkerFlags {
+  config: string;
+  ledger?: string;
+  concurrency?: number;
+}
+
+/** Import every source's handler module; a missing module or one without a default function is a usage error. */
+export async function loadHandlers(config: Config, configPath: string): Promise<Record<string, EventHandler>> {
+  const handlers: Record<string, EventHandler> = {};
+  for (const [name, source] of Object.entries(config.webhooks?.sources ?? {})) {
+    const path = resolve(dirname(resolve(configPath)), source.handler);
+    let mod: { default?: unknown };
+    try {
+      mod = (await import(pathToFileURL(path).href)) as { default?: unknown };
+    } catch (err) {
+      throw new UsageError(`webhooks.sources.${name}.handler: cannot load ${path}: ${(err as Error).message}`);
+    }
+    if (typeof mod.default !== 'function') throw new UsageError(`webhooks.sources.${name}.handler: ${path} has no default export function (async (event, ctx) => actions)`);
+    handlers[name] = mod.default as EventHandler;
+  }
+  return handlers;
+}
+
+const READY_TIMEOUT_MS = 10_000;
+
+function waitForSignal(onSecond: (code: number) => void): { signal: Promise<NodeJS.Signals>; dispose(): void } {
+  let got: NodeJS.Signals | undefined;
+  let resolveSignal!: (s: NodeJS.Signals) => void;
+  const signal = new Promise<NodeJS.Signals>((r) => (resolveSignal = r));
+  const handler = (s: NodeJS.Signals) => {
+    if (got) return onSecond(s === 'SIGINT' ? ExitCode.sigint : ExitCode.sigterm);
+    got = s;
+    resolveSignal(s);
+  };
+  process.on('SIGINT', handler);
+  process.on('SIGTERM', handler);
+  return { signal, dispose: () => (process.off('SIGINT', handler), process.off('SIGTERM', handler)) };
+}
+
+export async function workerCommand(flags: WorkerFlags): Promise<number> {
+  const config = await loadConfig(flags.config);
+  const settings = queueSettings(config, undefined, 'worker');
+  const target = queueTarget(config, settings);
+  const handlers = await loadHandlers(config, flags.config);
+  await preflight(config, flags);
+  const watch = watchRateLimits(await buildAdapter(config));
+  const leaseMs = config.leaseMs ?? DEFAULT_CLI_LEASE_MS;
+  const sync = createSync({
+    adapter: watch.adapter,
+    ledger: openLedgerOrExit(ledgerUrl(config, flags.ledger), config.ledgerOptions ?? {}),
+    dedupeWindowMs: config.dedupeWindowMs, leaseMs, requireOccurredAt: config.requireOccurredAt, verifyCreates: config.verifyCreates,
+  });
+  const concurrency = flags.concurrency ?? settings.concurrency;
+  const signals = waitForSignal((code) => process.exit(code));
+  const started = Date.now();
+  const qw = startWorker({
+    sync, queue: target, handlers, concurrency, lingerMs: settings.lingerMs, maxBatchActions: settings.maxBatchActions, leaseMs,
+    inFlightDelayMs: settings.inFlightDelayMs, lockDurationMs: settings.lockDurationMs, stalledIntervalMs: settings.stalledIntervalMs,
+    rateLimits: watch, name: `crm-upsert-${process.pid}`,
+  });
+  try {
+    let timer: NodeJS.Timeout | undefined;
+    const ready = await Promise.race([qw.ready().then(() => true), new Promise<false>((r) => (timer = setTimeout(() => r(false), READY_TIMEOUT_MS)))]);
+    clearTimeout(timer);
+    if (!ready) {
+      process.stderr.write(`crm-upsert: stopped by an infrastructure fault: the queue's Redis at ${redact(target.url)} did not answer within ${READY_TIMEOUT_MS / 1000} s\n`);
+      return ExitCode.infra;
+    }
+    process.stdout.write(`${JSON.stringify({ command: 'worker', queue: target.name, concurrency, sources: Object.keys(handlers), status: 'ready' })}\n`);
+    const signal = await signals.signal;
+    process.stderr.write(`crm-upsert: ${signal}: finishing the jobs in progress, then stopping (send again to exit now)\n`);
+    await qw.close();
+    const code = signal === 'SIGINT' ? ExitCode.sigint : ExitCode.sigterm;
+    process.stdout.write(`${JSON.stringify({ command: 'worker', queue: target.name, ...qw.stats(), stopped: signal, durationMs: Date.now() - started, exitCode: code })}\n`);
+    return code;
+  } finally {
+    signals.dispose();
+    await settleWithin(qw.close(), 5_000);
+    await settleWithin(sync.close(), 5_000);
+  }
+}

@@ -1,0 +1,107 @@
+/**
+ * One EVENT_JOB: the source's handler runs through `handle` (at most once per event; `ctx.once`
+ * memoizes its model calls), and its actions ride the worker's coalesced applyMany. What BullMQ
+ * should do next follows from the HandleResult:
+ *
+ *   completed, replayed   the job completes (a redelivered or stalled job replays: 0 CRM calls)
+ *   in_flight             another worker holds the event: the job is delayed and runs again
+ *   failed                the job throws: BullMQ retries it with backoff, then keeps it failed
+ *   failed by 429s only   the queue is rate-limited and the job goes back to wait (no attempt spent)
+ */
+import { DelayedError, RateLimitError, UnrecoverableError, type Job } from 'bullmq';
+import { guardedSteps, type HandleContext, type HandlerAction, type HandleResult } from '../engine/guarded.js';
+import { CrmSyncError, ErrorCode, redact } from '../errors.js';
+import type { LedgerClock } from '../ledger/clock.js';
+import type { LedgerBackend } from '../ledger/types.js';
+import type { Outcome } from '../outcome.js';
+import type { Coalescer } from './coalesce.js';
+import type { EventJobData } from './jobs.js';
+
+/** A source's handler module's default export: the event's payload in, CRM actions out. */
+export type EventHandler = (payload: unknown, ctx: HandleContext) => Promise<readonly HandlerAction[] | void> | readonly HandlerAction[] | void;
+
+/** What an event job returns (its BullMQ return value). */
+export interface EventJobResult {
+  key: string;
+  status: 'completed' | 'replayed';
+  outcomes: { key: string; status: string; recordId?: string }[];
+  apiCalls: number;
+}
+
+export interface EventRunContext {
+  ledger: LedgerBackend;
+  clock: LedgerClock;
+  coalescer: Coalescer;
+  handlers: Readonly<Record<string, EventHandler>>;
+  leaseMs: number;
+  retentionMs: number | null;
+  inFlightDelayMs: number;
+  sleep(ms: number): Promise<void>;
+  /** Pause the queue's job fetching for `ms` (BullMQ's rate limit). */
+  rateLimit(ms: number): Promise<void>;
+  rateLimitWaitMs: number;
+}
+
+const reasonOf = (o: Outcome) => redact((o.error?.message ?? o.status).replace(/^\[crm-upsert\] /, ''));
+
+/** The failure reason kept in BullMQ's failed set: how many actions did not complete, and why (first three). */
+export function failureReason(result: HandleResult): string {
+  const bad = result.outcomes.filter((o) => o.status === 'failed' || o.status === 'rejected' || o.status === 'in_flight');
+  const why = [...new Set(bad.map(reasonOf))].slice(0, 3).join('; ');
+  return `${bad.length} of ${result.outcomes.length} actions did not complete: ${why}`;
+}
+
+const onlyRateLimited = (result: HandleResult) => {
+  const bad = result.outcomes.filter((o) => o.status !== 'created' && o.status !== 'updated' && o.status !== 'unchanged' && o.status !== 'replayed' && o.status !== 'suppressed');
+  return bad.length > 0 && bad.every((o) => o.status === 'failed' && o.error?.status === 429);
+};
+
+function eventOf(job: Job): EventJobData {
+  const data = job.data as Partial<EventJobData> | undefined;
+  if (data?.v !== 1 || typeof data.source !== 'string' || typeof data.eventId !== 'string' || !data.source || !data.eventId) {
+    throw new UnrecoverableError('not an event job: data must be { v: 1, source, eventId, payload }');
+  }
+  return data as EventJobData;
+}
+
+export async function runEventJob(ctx: EventRunContext, job: Job, token: string | undefined): Promise<EventJobResult> {
+  const data = eventOf(job);
+  const handler = Object.hasOwn(ctx.handlers, data.source) ? ctx.handlers[data.source] : undefined;
+  if (!handler) throw new UnrecoverableError(`no handler for source "${data.source}" (webhooks.sources.${data.source}.handler in the config)`);
+  let apiCalls = 0;
+  const steps = guardedSteps({
+    ledger: ctx.ledger, clock: ctx.clock, leaseMs: ctx.leaseMs, retentionMs: ctx.retentionMs, sleep: ctx.sleep,
+    applyMany: async (actions) => {
+      const r = await ctx.coalescer.run(actions);
+      apiCalls += r.apiCalls;
+      return r.outcomes;
+    },
+  });
+  let result: HandleResult;
+  try {
+    result = await steps.handle({ source: data.source, eventId: data.eventId, ...(data.occurredAt ? { occurredAt: data.occurredAt } : {}) }, (hctx) => handler(data.payload, hctx));
+  } catch (err) {
+    // Retrying cannot fix an event id bound to another identity or an event without an id.
+    if (err instanceof CrmSyncError && (err.code === ErrorCode.keyConflict || err.code === ErrorCode.validation)) throw new UnrecoverableError(redact(err.message));
+    // Only the redacted message travels on (BullMQ keeps it as the failed reason): a cause could carry a secret.
+    // eslint-disable-next-line preserve-caught-error
+    throw new Error(redact(err instanceof Error ? err.message : String(err)));
+  }
+  if (result.status === 'in_flight') {
+    await job.moveToDelayed(Date.now() + ctx.inFlightDelayMs, token);
+    throw new DelayedError();
+  }
+  if (result.status === 'failed') {
+    if (onlyRateLimited(result)) {
+      await ctx.rateLimit(ctx.rateLimitWaitMs);
+      throw new RateLimitError();
+    }
+    throw new Error(failureReason(result));
+  }
+  return {
+    key: result.key,
+    status: result.status,
+    outcomes: result.outcomes.map((o) => ({ key: o.key, status: o.status, ...(o.recordId ? { recordId: o.recordId } : {}) })),
+    apiCalls,
+  };
+}

@@ -1,0 +1,140 @@
+/**
+ * startWorker(): consume a CRM account's queue. Event jobs run through `handle` with their
+ * source's handler, chunk jobs through `applyMany`; the actions of every job running at the same
+ * time in this process share one coalesced applyMany (group commit, see coalesce.ts). BullMQ
+ * retries a job that throws with the backoff it was added with; `close()` drains: no new job
+ * starts, the running ones finish. A job BullMQ hands out twice (a stalled worker's job) meets the
+ * ledger the second time: its work replays with 0 CRM calls.
+ */
+import { Queue, UnrecoverableError, Worker, type Job } from 'bullmq';
+import type { Sync } from '../engine/index.js';
+import { ledgerClock } from '../ledger/clock.js';
+import { coalescer, type Coalescer } from './coalesce.js';
+import { CHUNK_JOB, EVENT_JOB } from './jobs.js';
+import { DEFAULT_RATE_LIMIT_WAIT_MS, type RateLimitSource } from './rate-limits.js';
+import { runChunkJob } from './run-chunk.js';
+import { runEventJob, type EventHandler } from './run-event.js';
+import { bullOptions, type QueueTarget } from './target.js';
+
+export interface StartWorkerOptions {
+  /** The engine the jobs run on (its ledger is shared by every worker of the account). */
+  sync: Sync;
+  queue: QueueTarget;
+  /** Source name -> its handler (a handler module's default export). Default none: event jobs fail, chunk jobs run. */
+  handlers?: Readonly<Record<string, EventHandler>>;
+  /** Jobs this process runs at the same time. Default 10. */
+  concurrency?: number;
+  /** Longest wait to gather concurrent jobs' actions into one applyMany, ms. Default 20. */
+  lingerMs?: number;
+  /** Most actions in one coalesced applyMany. Default 1,000. */
+  maxBatchActions?: number;
+  /** Lease of the event claims `handle` takes, ms: use the same as the sync's. Default 5 min. */
+  leaseMs?: number;
+  /** Keep completed event entries this long, ms: use the same as the sync's. Default: keep. */
+  retentionMs?: number | null;
+  /** Delay before a job runs again when another worker holds its event or lines, ms. Default 1,000. */
+  inFlightDelayMs?: number;
+  /** BullMQ lockDuration, ms: a dead worker's job goes to another worker after about this long. Default 30,000. */
+  lockDurationMs?: number;
+  /** BullMQ stalledInterval, ms. Default 30,000. */
+  stalledIntervalMs?: number;
+  /** The adapter's 429s (`watchRateLimits`): each pauses job fetching for every worker of the queue. */
+  rateLimits?: RateLimitSource;
+  /** Pause after a job whose only failures were 429s, when the CRM named no wait, ms. Default 10,000. */
+  rateLimitWaitMs?: number;
+  /** This worker's name in BullMQ (shown on the jobs it ran). */
+  name?: string;
+}
+
+export interface WorkerStats {
+  completed: number;
+  /** Attempts that threw (each retried by BullMQ, or kept in the failed set after the last). */
+  failed: number;
+  /** Runs put back because another worker held their event or lines. */
+  delayed: number;
+  /** Runs put back because of the CRM's rate limit. */
+  rateLimited: number;
+}
+
+export interface QueueWorker {
+  /** The BullMQ worker (events: completed, failed, stalled, ...). */
+  readonly worker: Worker;
+  /** Resolves once connected and consuming. */
+  ready(): Promise<void>;
+  stats(): WorkerStats;
+  /** Drain: stop taking jobs, let the running ones finish, close the connections (not the sync). */
+  close(): Promise<void>;
+}
+
+const realSleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
+/** BullMQ applies a manual rate limit only to workers with a limiter; this one never limits by itself. */
+const NO_LIMIT = { max: 1_000_000_000, duration: 1_000 };
+
+function processor(o: StartWorkerOptions, queue: Queue, batch: Coalescer, active: { n: number }, stats: WorkerStats) {
+  const { sync } = o;
+  const inFlightDelayMs = o.inFlightDelayMs ?? 1_000;
+  const eventCtx = {
+    ledger: sync.ledger, clock: ledgerClock(sync.ledger, { now: Date.now }), coalescer: batch, handlers: o.handlers ?? {},
+    leaseMs: o.leaseMs ?? 5 * 60_000, retentionMs: o.retentionMs ?? null, inFlightDelayMs, sleep: realSleep,
+    rateLimit: (ms: number) => queue.rateLimit(ms), rateLimitWaitMs: o.rateLimitWaitMs ?? DEFAULT_RATE_LIMIT_WAIT_MS,
+  };
+  const chunkCtx = { coalescer: batch, queue, inFlightDelayMs };
+  return async (job: Job, token?: string) => {
+    active.n += 1;
+    try {
+      if (job.name === EVENT_JOB) return await runEventJob(eventCtx, job, token);
+      if (job.name === CHUNK_JOB) return await runChunkJob(chunkCtx, job, token);
+      throw new UnrecoverableError(`unknown job name "${job.name}" (expected "${EVENT_JOB}" or "${CHUNK_JOB}")`);
+    } catch (err) {
+      // DelayedError and RateLimitError put the job back without a 'failed' event: count them here.
+      if ((err as Error).name === 'DelayedError') stats.delayed += 1;
+      if ((err as Error).name === 'RateLimitError') stats.rateLimited += 1;
+      throw err;
+    } finally {
+      active.n -= 1;
+    }
+  };
+}
+
+export function startWorker(options: StartWorkerOptions): QueueWorker {
+  const bull = bullOptions(options.queue);
+  const queue = new Queue(options.queue.name, bull);
+  const active = { n: 0 };
+  const batch = coalescer({
+    applyMany: (actions) => options.sync.applyMany(actions),
+    lingerMs: options.lingerMs ?? 20,
+    maxActions: options.maxBatchActions ?? 1_000,
+    apiCalls: () => options.sync.adapter.apiCalls(),
+    expected: () => active.n,
+  });
+  const stats: WorkerStats = { completed: 0, failed: 0, delayed: 0, rateLimited: 0 };
+  const worker = new Worker(options.queue.name, processor(options, queue, batch, active, stats), {
+    ...bull,
+    concurrency: options.concurrency ?? 10,
+    limiter: NO_LIMIT,
+    lockDuration: options.lockDurationMs ?? 30_000,
+    stalledInterval: options.stalledIntervalMs ?? 30_000,
+    ...(options.name ? { name: options.name } : {}),
+  });
+  worker.on('completed', () => (stats.completed += 1));
+  worker.on('failed', () => (stats.failed += 1));
+  // Connection errors are retried by ioredis; without a listener Node would crash on them.
+  worker.on('error', () => undefined);
+  queue.on('error', () => undefined);
+  const unwatch = options.rateLimits?.onRateLimited((ms) => void queue.rateLimit(ms).catch(() => undefined));
+  let closing: Promise<void> | undefined;
+  return {
+    worker,
+    ready: async () => {
+      await worker.waitUntilReady();
+      await queue.waitUntilReady();
+    },
+    stats: () => ({ ...stats }),
+    close: () =>
+      (closing ??= (async () => {
+        unwatch?.();
+        await worker.close();
+        await queue.close();
+      })()),
+  };
+}
