@@ -122,7 +122,7 @@ export function buildProgram(setExit: (code: number) => void): Command {
     .action(async (opts) => setExit(await (await queuePart('crm-upsert worker', () => import('./worker.js'))).workerCommand(opts)));
 
   const queue = program.command('queue').description('the queue\'s failed set and counts (BullMQ)');
-  const queueUrlOption = () => new Option('--queue <url>', 'Redis URL of the queue; overrides the config\'s queue.url');
+  const queueUrlOption = () => new Option('--queue <url>', 'Redis URL of the queue (default: the config\'s queue.url)');
   queue
     .command('failed')
     .description('list the failed jobs with their reasons, one JSON line each, newest first')

@@ -92,7 +92,7 @@ describe('CLI messages', () => {
 
 describe('--help', () => {
   /** Options whose absence means "off" or "none": they have nothing to default to. */
-  const NO_DEFAULT = new Set(['--job', '--report', '--after', '--status', '--faults', '--dir', '--port', '--older-than', '--create', '--dry-run', '--ledger', '--http']);
+  const NO_DEFAULT = new Set(['--job', '--report', '--after', '--status', '--faults', '--dir', '--port', '--older-than', '--create', '--dry-run', '--ledger', '--http', '--queue']);
 
   const commands = (c: Command): Command[] => [c, ...c.commands.flatMap(commands)];
 
