@@ -107,6 +107,12 @@ export function redisLedger(options: RedisLedgerOptions): LedgerBackend {
       }
     },
 
+    getMany: async (keys) => {
+      if (keys.length === 0) return [];
+      const reply = (await call('getMany', 'crmUpsertLedgerGetMany', JSON.stringify(keys))) as Reply[][];
+      return reply.map((a, i) => (a.length === 0 ? null : entryFromValues([keys[i]!, ...a])));
+    },
+
     list: async (opts: ListOptions = {}) => {
       const out: LedgerEntry[] = [];
       const limit = opts.limit === undefined ? -1 : Math.max(0, Math.floor(opts.limit));
