@@ -68,6 +68,11 @@ export interface SyncOptions {
   verifyCreates?: 'auto' | 'always' | 'after-failure';
   /** How long a confirmed dedupe-window slot is kept, so a late identical create is still caught, ms. Default 7 days (at least the window). */
   windowRetentionMs?: number;
+  /**
+   * How long concurrent `once` / `ctx.once` / `handle` calls wait to share one ledger round trip
+   * for their claims (and one for their completions), ms. Default 0: the calls of the current tick.
+   */
+  onceLingerMs?: number;
   /** Injected clock (ms). Default Date.now. Leases are measured on the ledger's clock when it has one. */
   now?: () => number;
   /** Injected sleep, used for Retry-After waits and in-flight polling. */
@@ -178,7 +183,7 @@ export function createSync(options: SyncOptions): Sync {
   }
 
   const applyMany = (inputs: readonly unknown[]) => applyInternal(inputs);
-  const { once, handle } = guardedSteps({ ledger, applyMany, leaseMs: ctx.leaseMs, retentionMs: ctx.retentionMs, clock: ctx.clock, sleep: ctx.sleep });
+  const { once, handle } = guardedSteps({ ledger, applyMany, leaseMs: ctx.leaseMs, retentionMs: ctx.retentionMs, clock: ctx.clock, sleep: ctx.sleep, lingerMs: options.onceLingerMs });
   const sha = (value: unknown) => createHash('sha256').update(JSON.stringify(value)).digest('base64url').slice(0, 32);
 
   return {
