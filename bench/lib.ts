@@ -75,9 +75,10 @@ export function chaosLedgerOptions(prefix: string): OpenLedgerOptions {
 
 /**
  * Counts round trips per ledger method (each contract method is one round trip per call) and the
- * wall time spent waiting on them (`ms`, per method: on SQLite, the ledger's own cost).
+ * wall time spent waiting on them (`ms`, per method), or with `timeUntilReturn` the time until
+ * each call returns (for a synchronous driver, the ledger's own cost, whatever else runs).
  */
-export function countingLedger(inner: LedgerBackend): { ledger: LedgerBackend; calls: Record<string, number>; ms: Record<string, number>; reset(): void } {
+export function countingLedger(inner: LedgerBackend, o: { timeUntilReturn?: boolean } = {}): { ledger: LedgerBackend; calls: Record<string, number>; ms: Record<string, number>; reset(): void } {
   const calls: Record<string, number> = {};
   const ms: Record<string, number> = {};
   const ledger = new Proxy(inner, {
@@ -90,7 +91,8 @@ export function countingLedger(inner: LedgerBackend): { ledger: LedgerBackend; c
         const started = performance.now();
         const out = (value as (...a: unknown[]) => unknown).apply(target, args);
         const stop = () => void (ms[name] = (ms[name] ?? 0) + performance.now() - started);
-        if (out instanceof Promise) void out.then(stop, stop);
+        // A synchronous driver (better-sqlite3) has done all its work when the call returns.
+        if (out instanceof Promise && !o.timeUntilReturn) void out.then(stop, stop);
         else stop();
         return out;
       };

@@ -208,6 +208,9 @@ function writableLedger(db: Database.Database, checkFile: () => void, reads: Rea
     put: db.prepare<[EntryRow]>(`INSERT OR REPLACE INTO entries (key, fingerprint, status, token, lease_until, attempts, result, error,
       created_at, updated_at, expires_at, owner) VALUES ($key, $fingerprint, $status, $token, $lease_until, $attempts, $result, $error,
       $created_at, $updated_at, $expires_at, $owner)`),
+    insert: db.prepare<[EntryRow]>(`INSERT INTO entries (key, fingerprint, status, token, lease_until, attempts, result, error,
+      created_at, updated_at, expires_at, owner) VALUES ($key, $fingerprint, $status, $token, $lease_until, $attempts, $result, $error,
+      $created_at, $updated_at, $expires_at, $owner) ON CONFLICT (key) DO NOTHING`),
     mark: db.prepare<[string], { value: string }>('SELECT value FROM marks WHERE id = ?'),
     setMark: db.prepare('INSERT INTO marks (id, value) VALUES (?, ?) ON CONFLICT (id) DO UPDATE SET value = excluded.value'),
     complete: db.prepare(`UPDATE entries SET status = 'completed', result = ?, error = NULL, lease_until = NULL,
@@ -234,6 +237,8 @@ function writableLedger(db: Database.Database, checkFile: () => void, reads: Rea
   };
 
   const claimOne = (req: ClaimRequest, now: number, floor: number): ClaimResult => {
+    const fresh = freshClaim(req, now, floor);
+    if (fresh) return fresh;
     const row = q.get.get(req.key);
     const existing = row ? entryFromRow(row) : null;
     const decision = decideClaim(existing, req, now, floor);
@@ -249,6 +254,16 @@ function writableLedger(db: Database.Database, checkFile: () => void, reads: Rea
       const mark = q.mark.get(req.markId);
       if (mark) result.mark = mark.value;
     }
+    return result;
+  };
+
+  // An absent key (the first run's every key) is claimed by one insert, without reading it first.
+  const freshClaim = (req: ClaimRequest, now: number, floor: number): ClaimResult | undefined => {
+    const entry = takenEntry(null, req, now, { action: ClaimAction.fresh, token: floor + 1, attempts: 1 });
+    if (q.insert.run(entryToRow(entry)).changes !== 1) return undefined;
+    const result: ClaimResult = { key: req.key, outcome: 'claimed', token: entry.token, entry };
+    const mark = req.markId === undefined ? undefined : q.mark.get(req.markId);
+    if (mark) result.mark = mark.value;
     return result;
   };
 
