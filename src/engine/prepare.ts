@@ -4,7 +4,7 @@
  * the reason. A stored action being retried keeps the key it was first given.
  */
 import { hash as digest } from 'node:crypto';
-import { actionSchema, type Action } from '../../schemas/action.js';
+import type { Action } from '../../schemas/action.js';
 import { checkAgainstObjects } from '../../schemas/objects.js';
 import { formatZodIssues } from '../../schemas/parse.js';
 import { snapshotInput } from '../../schemas/snapshot.js';
@@ -13,6 +13,7 @@ import { windowId } from '../dedupe-window.js';
 import { ValidationError } from '../errors.js';
 import { deriveKey, fingerprintOf } from '../key.js';
 import type { Outcome } from '../outcome.js';
+import { parseAction } from './parse-action.js';
 import type { EngineContext, Planned } from './types.js';
 
 export type Prepared =
@@ -37,7 +38,7 @@ export function prepareAction(ctx: EngineContext, input: unknown, storedKey?: st
   // Read once into plain data: what is validated is what is written; an unreadable input is rejected alone.
   const snapshot = snapshotInput(input);
   if (!snapshot.ok) return { ok: false, key: storedKey ?? '', error: new ValidationError(snapshot.issues) };
-  const parsed = actionSchema.safeParse(snapshot.value);
+  const parsed = parseAction(snapshot.value);
   if (!parsed.success) return { ok: false, key: storedKey ?? '', error: new ValidationError(formatZodIssues(parsed.error)) };
   const action = parsed.data;
   if (storedKey === undefined && ctx.requireOccurredAt && action.eventId === undefined && action.occurredAt === undefined) {
