@@ -10,14 +10,22 @@ import { z } from 'zod';
 import { actionSchema, type Action } from '../../schemas/action.js';
 import { isWellFormed } from '../../schemas/unicode.js';
 
-const CONTROL = /[\u0000-\u001f\u007f]/;
 const KEYS = new Set(['source', 'eventId', 'occurredAt', 'op', 'object', 'externalId', 'target', 'intent', 'fields']);
 const FORBIDDEN = new Set(['__proto__', 'constructor', 'prototype']);
 // The same check as the schema's `occurredAt`.
 const occurredAtSchema = z.iso.datetime({ offset: true });
 
+/** No C0 control character and no DEL (a surrogate is never one, so code units suffice). */
+function printable(s: string): boolean {
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    if (c < 0x20 || c === 0x7f) return false;
+  }
+  return true;
+}
+
 const isIdentifier = (v: unknown, max: number): v is string =>
-  typeof v === 'string' && v.length >= 1 && v.length <= max && !CONTROL.test(v) && isWellFormed(v);
+  typeof v === 'string' && v.length >= 1 && v.length <= max && printable(v) && isWellFormed(v);
 
 const isRecord = (v: unknown): v is Record<string, unknown> =>
   typeof v === 'object' && v !== null && !Array.isArray(v) && Object.getPrototypeOf(v) === Object.prototype;
