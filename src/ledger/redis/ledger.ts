@@ -109,8 +109,11 @@ export function redisLedger(options: RedisLedgerOptions): LedgerBackend {
 
     getMany: async (keys) => {
       if (keys.length === 0) return [];
-      const reply = (await call('getMany', 'crmUpsertLedgerGetMany', JSON.stringify(keys))) as Reply[][];
-      return reply.map((a, i) => (a.length === 0 ? null : entryFromValues([keys[i]!, ...a])));
+      const reply = JSON.parse(String(await call('getMany', 'crmUpsertLedgerGetMany', JSON.stringify(keys)))) as (false | (string | false)[])[];
+      return keys.map((key, i) => {
+        const a = reply[i];
+        return Array.isArray(a) ? entryFromValues([key, ...a.map((v) => (v === false ? null : v))]) : null;
+      });
     },
 
     list: async (opts: ListOptions = {}) => {

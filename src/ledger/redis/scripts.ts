@@ -141,16 +141,20 @@ for _, r in ipairs(reqs) do
 end
 return 0`;
 
-/** Reads the entries of ARGV[2] (a JSON array of keys), writing nothing: {} for an absent key. */
+/**
+ * Reads the entries of ARGV[2] (a JSON array of keys), writing nothing. Answers one JSON text (an
+ * array: the fields of each entry, false for an absent key): one bulk reply parses far faster
+ * than eleven per entry.
+ */
 const GET_MANY = `
 ${LUA_FIELDS}
 local P = ARGV[1]
 local out = {}
 for i, key in ipairs(cjson.decode(ARGV[2])) do
   local e = redis.call('HMGET', P .. 'e:' .. key, unpack(FIELDS))
-  if e[1] then out[i] = e else out[i] = {} end
+  if e[1] then out[i] = e else out[i] = false end
 end
-return out`;
+return cjson.encode(out)`;
 
 /**
  * Scans up to ARGV[3] index members after ARGV[2]; returns {lastScanned, matches...}. Drops index
