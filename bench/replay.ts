@@ -155,6 +155,7 @@ export async function replayBackend(backend: Backend, o: ReplayOptions): Promise
     const ours: number[] = [];
     const bare: number[] = [];
     let replayCalls: Record<string, number> = {};
+    const replayLedgerMs: number[] = [];
     for (let p = 0; p < passes; p++) {
       const sync = engine();
       counted.reset();
@@ -164,6 +165,7 @@ export async function replayBackend(backend: Backend, o: ReplayOptions): Promise
       }
       ours.push(o.n / ((performance.now() - s) / 1000));
       replayCalls = { ...counted.calls };
+      replayLedgerMs.push(Object.values(counted.ms).reduce((a, b) => a + b, 0));
       const b = performance.now();
       const found = await backend.bareReads(keys.slice(0, bareSample));
       if (found !== bareSample) throw new Error(`bare loop found ${found} of ${bareSample}`);
@@ -177,6 +179,8 @@ export async function replayBackend(backend: Backend, o: ReplayOptions): Promise
       bareReadsPerSecond: Math.round(bareRate),
       slowdownVsBare: round(bareRate / oursRate, 2),
       passes: { ours: ours.map(Math.round), bare: bare.map(Math.round), bareSample },
+      // Of a replay pass, the share spent waiting on the ledger (the rest: validation, keying, the engine).
+      ledgerShareOfReplay: round(median(replayLedgerMs) / (o.n / median(ours) * 1000), 2),
       roundTrips: { ...perBatch, replayPerApplyMany: Object.fromEntries(Object.entries(replayCalls).map(([k, v]) => [k, round(v / chunks.length, 3)])) },
       firstRun,
       adapterCallsDuringReplay: adapter.apiCalls() - firstRun.adapterBatches,

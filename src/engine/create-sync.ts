@@ -28,7 +28,7 @@ import type { Call, Decided, EngineContext, Planned } from './types.js';
 import { unchangedStage } from './unchanged.js';
 import { windowStage } from './window.js';
 import { writeStage } from './write.js';
-import { createHash } from 'node:crypto';
+import { hash as digest } from 'node:crypto';
 
 export type { Prepared } from './prepare.js';
 
@@ -184,7 +184,7 @@ export function createSync(options: SyncOptions): Sync {
 
   const applyMany = (inputs: readonly unknown[]) => applyInternal(inputs);
   const { once, handle } = guardedSteps({ ledger, applyMany, leaseMs: ctx.leaseMs, retentionMs: ctx.retentionMs, clock: ctx.clock, sleep: ctx.sleep, lingerMs: options.onceLingerMs });
-  const sha = (value: unknown) => createHash('sha256').update(JSON.stringify(value)).digest('base64url').slice(0, 32);
+  const sha = (value: unknown) => digest('sha256', JSON.stringify(value), 'base64url').slice(0, 32);
 
   return {
     adapter,
