@@ -11,7 +11,7 @@ import { childKey, eventKey } from '../key.js';
 import type { ClaimRequest, ClaimResult, CompleteRequest, FailRequest, LedgerBackend } from '../ledger/types.js';
 import { claimKeys } from './claim-keys.js';
 import { coalesce, type Coalesced } from './coalesce.js';
-import { leaseKeeper } from './lease-keeper.js';
+import { leaseKeeper, type LeaseKeeper } from './lease-keeper.js';
 import { decodeEventResult, decodeStepResult, encodeError, encodeEventResult, encodeStepResult } from './payloads.js';
 import type { LedgerClock } from '../ledger/clock.js';
 import type { Outcome } from '../outcome.js';
@@ -69,6 +69,8 @@ interface Steps {
   fail: Coalesced<FailRequest, boolean>;
   /** Settles (never rejects) when this process's current attempt at the key ends. */
   running: Map<string, Promise<void>>;
+  /** Run `work` while the claim `key`/`token` is renewed: the claim stays alive exactly as long as the work runs. */
+  keep<T>(key: string, token: number, work: () => Promise<T>): Promise<T>;
 }
 
 function steps(o: GuardedOptions): Steps {
@@ -78,6 +80,7 @@ function steps(o: GuardedOptions): Steps {
     complete: coalesce(async (reqs: CompleteRequest[]) => o.ledger.complete(reqs, await o.clock.now()), linger),
     fail: coalesce(async (reqs: FailRequest[]) => o.ledger.fail(reqs, await o.clock.now()), linger),
     running: new Map(),
+    keep: sharedKeeper(o),
   };
 }
 
@@ -98,15 +101,29 @@ function withEvent(a: HandlerAction, event: HandleEvent): unknown {
   }
 }
 
-/** Run `work` while the claim `key`/`token` is renewed: the claim stays alive exactly as long as the work runs. */
-async function keptAlive<T>(o: GuardedOptions, key: string, token: number, work: () => Promise<T>): Promise<T> {
-  const keeper = leaseKeeper({ ledger: o.ledger, leaseMs: o.leaseMs, clock: o.clock });
-  keeper.hold([{ key, token }]);
-  try {
-    return await work();
-  } finally {
-    keeper.stop();
-  }
+/**
+ * One lease keeper for every step and event this engine runs at once: their claims are renewed
+ * together (one round trip), and the keeper stops when nothing is held.
+ */
+function sharedKeeper(o: GuardedOptions): Steps['keep'] {
+  let keeper: LeaseKeeper | undefined;
+  let held = 0;
+  return async (key, token, work) => {
+    keeper ??= leaseKeeper({ ledger: o.ledger, leaseMs: o.leaseMs, clock: o.clock });
+    const mine = keeper;
+    mine.hold([{ key, token }]);
+    held += 1;
+    try {
+      return await work();
+    } finally {
+      mine.drop([key]);
+      held -= 1;
+      if (held === 0 && keeper === mine) {
+        mine.stop();
+        keeper = undefined;
+      }
+    }
+  };
 }
 
 /** One attempt at a step: its value (stored or just made), or `wait` when another worker holds it. */
@@ -122,7 +139,7 @@ async function attempt<T>(o: GuardedOptions, s: Steps, key: string, fn: (stepKey
   const token = claim.token!;
   let value: T;
   try {
-    value = await keptAlive(o, key, token, async () => fn(key));
+    value = await s.keep(key, token, async () => fn(key));
   } catch (err) {
     await s.fail({ key, token, error: encodeError(serializeError(err)) });
     throw err;
@@ -178,7 +195,7 @@ async function handle(o: GuardedOptions, s: Steps, event: HandleEvent, fn: Handl
   const ctx: HandleContext = { key, event, once: (name, step) => once(o, s, childKey(key, name), step) };
   let outcomes: Outcome[];
   try {
-    outcomes = await keptAlive(o, key, token, async () => o.applyMany(((await fn(ctx)) ?? []).map((a) => withEvent(a, event))));
+    outcomes = await s.keep(key, token, async () => o.applyMany(((await fn(ctx)) ?? []).map((a) => withEvent(a, event))));
   } catch (err) {
     await s.fail({ key, token, error: encodeError(serializeError(err)) });
     throw err;
