@@ -1,7 +1,8 @@
 /**
  * Concurrent guarded steps share their ledger round trips: the `once` calls of one tick are
- * claimed in one `claim` call and completed in one `complete` call; a step that throws is failed
- * alone; sequential calls are not held back; one key asked twice at once runs once.
+ * claimed in one `claim` call and completed in one `complete` call; calls asked while a claim is
+ * in flight share the next one; a step that throws is failed alone; sequential calls are not held
+ * back; one key asked twice at once runs once.
  */
 import { describe, expect, it } from 'vitest';
 import { createSync } from '../../../src/engine/create-sync.js';
@@ -67,6 +68,17 @@ describe('guarded steps share round trips', () => {
     const later = (ms: number, key: string) => new Promise<number>((resolve, reject) => setTimeout(() => sync.once(key, () => ms).then(resolve, reject), ms));
     expect(await Promise.all([later(0, 'a'), later(5, 'b'), later(10, 'c')])).toEqual([0, 5, 10]);
     expect(calls.claim).toBe(1);
+  });
+
+  it('gathers the calls issued while a claim is in flight into the next one, which leaves when it returns', async () => {
+    const inner = memoryLedger();
+    const slow: LedgerBackend = { ...inner, claim: async (reqs, now) => (await new Promise((r) => setTimeout(r, 200)), inner.claim(reqs, now)) };
+    const { sync, calls } = setup({ ledger: slow });
+    const at = (ms: number, key: string) => new Promise<string>((resolve, reject) => setTimeout(() => sync.once(key, () => key).then(resolve, reject), ms));
+    const keys = ['a', 'b', 'c', 'd', 'e', 'f'];
+    expect(await Promise.all(keys.map((k, i) => at(i < 2 ? 0 : 5 + i * 3, k)))).toEqual(keys);
+    // a and b leave at once; c to f, asked while that claim was in flight, share the second.
+    expect(calls.claim).toBe(2);
   });
 
   it('shares the ctx.once claims of concurrent handlers, and their event claims', async () => {
