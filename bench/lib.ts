@@ -73,20 +73,32 @@ export function chaosLedgerOptions(prefix: string): OpenLedgerOptions {
   return { tablePrefix: prefix, keyPrefix: `{${prefix}}:` };
 }
 
-/** Counts round trips per ledger method (each contract method is one round trip per call). */
-export function countingLedger(inner: LedgerBackend): { ledger: LedgerBackend; calls: Record<string, number>; reset(): void } {
+/**
+ * Counts round trips per ledger method (each contract method is one round trip per call) and the
+ * wall time spent waiting on them (`ms`, per method), or with `timeUntilReturn` the time until
+ * each call returns (for a synchronous driver, the ledger's own cost, whatever else runs).
+ */
+export function countingLedger(inner: LedgerBackend, o: { timeUntilReturn?: boolean } = {}): { ledger: LedgerBackend; calls: Record<string, number>; ms: Record<string, number>; reset(): void } {
   const calls: Record<string, number> = {};
+  const ms: Record<string, number> = {};
   const ledger = new Proxy(inner, {
     get(target, prop, receiver) {
       const value = Reflect.get(target, prop, receiver) as unknown;
       if (typeof value !== 'function') return value;
       return (...args: unknown[]) => {
-        calls[String(prop)] = (calls[String(prop)] ?? 0) + 1;
-        return (value as (...a: unknown[]) => unknown).apply(target, args);
+        const name = String(prop);
+        calls[name] = (calls[name] ?? 0) + 1;
+        const started = performance.now();
+        const out = (value as (...a: unknown[]) => unknown).apply(target, args);
+        const stop = () => void (ms[name] = (ms[name] ?? 0) + performance.now() - started);
+        // A synchronous driver (better-sqlite3) has done all its work when the call returns.
+        if (out instanceof Promise && !o.timeUntilReturn) void out.then(stop, stop);
+        else stop();
+        return out;
       };
     },
   });
-  return { ledger, calls, reset: () => Object.keys(calls).forEach((k) => delete calls[k]) };
+  return { ledger, calls, ms, reset: () => [calls, ms].forEach((o) => Object.keys(o).forEach((k) => delete o[k])) };
 }
 
 export function tempDir(prefix: string): { path: string; remove(): void } {

@@ -4,14 +4,16 @@
  * function trivial so the guard's cost is what is measured.
  *
  *   powertools:  makeIdempotent(fn, { persistenceStore: CachePersistenceLayer(@redis/client) })
- *   ours-once:   sync.once(key, fn) with the Redis ledger, one call at a time (the same shape)
+ *   ours-once:   sync.once(key, fn) with the Redis ledger, one call at a time (the same shape),
+ *                then both again with `--concurrency` callers in flight (default 50): concurrent
+ *                once calls share their claim and completion round trips
  *   ours-batch:  applyMany of the same 10,000 as actions in chunks of 1,000 (accepting CRM)
  *
  * Round trips are counted on the client side: @redis/client get/set/del calls for Powertools,
  * every command ioredis sends (sendCommand) for ours; each is one network round trip.
  *
  *   npm run bench:powertools
- *   npm run bench:powertools -- --calls=2000
+ *   npm run bench:powertools -- --calls=2000 --concurrency=20
  */
 import { readFileSync } from 'node:fs';
 import { Redis } from 'ioredis';
@@ -20,17 +22,19 @@ import { createSync } from '../src/engine/index.js';
 import { CrmError } from '../src/errors.js';
 import { redisLedger } from '../src/ledger/redis/index.js';
 import { seededRandom } from '../adapters/testing/fake-http.js';
-import { isMain, main, numberArg, round, seconds } from './lib.js';
+import { isMain, main, numberArg, pool, round, seconds } from './lib.js';
 
 export interface PowertoolsOptions {
   calls: number;
+  /** Callers in flight at once in the concurrent runs. */
+  concurrency: number;
   duplicateShare: number;
   redisUrl: string;
   seed: number;
 }
 
 /** Event ids in call order: distinct ones plus repeats, shuffled. */
-function callOrder(o: PowertoolsOptions): string[] {
+export function callOrder(o: PowertoolsOptions): string[] {
   const distinct = Math.round(o.calls * (1 - o.duplicateShare));
   const random = seededRandom(o.seed);
   const ids = Array.from({ length: distinct }, (_, i) => `evt-${i}`);
@@ -72,7 +76,7 @@ const packageVersion = (name: string): string => {
 
 const total = (c: Record<string, number>) => Object.values(c).reduce((s, n) => s + n, 0);
 
-async function powertools(o: PowertoolsOptions, order: string[], run: string): Promise<Record<string, unknown>> {
+async function powertools(o: PowertoolsOptions, order: string[], run: string, concurrency = 1): Promise<Record<string, unknown>> {
   let mod: typeof import('@aws-lambda-powertools/idempotency');
   let cache: typeof import('@aws-lambda-powertools/idempotency/cache');
   let redis: typeof import('@redis/client');
@@ -101,12 +105,20 @@ async function powertools(o: PowertoolsOptions, order: string[], run: string): P
   }, { persistenceStore, config, keyPrefix: `bench-pt-${run}` });
   try {
     const t0 = performance.now();
-    for (const id of order) await guarded({ id });
+    // Concurrent duplicates: Powertools refuses the second caller while the first runs (the caller
+    // would retry later); counted, not retried, so its rate is not charged for the wait.
+    let inProgress = 0;
+    await pool(order, concurrency, async (id) => {
+      await guarded({ id }).catch((err: unknown) => {
+        if ((err as Error).name !== 'IdempotencyAlreadyInProgressError') throw err;
+        inProgress += 1;
+      });
+    });
     const wall = performance.now() - t0;
     return {
-      approach: 'powertools', version: packageVersion('@aws-lambda-powertools/idempotency'),
+      approach: 'powertools', concurrency, version: packageVersion('@aws-lambda-powertools/idempotency'),
       wallSeconds: seconds(wall), callsPerSecond: Math.round(order.length / (wall / 1000)),
-      executions, roundTrips: total(counts), roundTripsPerCall: round(total(counts) / order.length, 3), commands: counts,
+      executions, alreadyInProgressErrors: inProgress, roundTrips: total(counts), roundTripsPerCall: round(total(counts) / order.length, 3), commands: counts,
     };
   } finally {
     for await (const keys of client.scanIterator({ MATCH: `bench-pt-${run}*`, COUNT: 5_000 })) if (keys.length > 0) await client.del(keys);
@@ -114,20 +126,20 @@ async function powertools(o: PowertoolsOptions, order: string[], run: string): P
   }
 }
 
-async function oursOnce(o: PowertoolsOptions, order: string[], run: string): Promise<Record<string, unknown>> {
+export async function oursOnce(o: PowertoolsOptions, order: string[], run: string, concurrency = 1): Promise<Record<string, unknown>> {
   const client = new Redis(o.redisUrl, { lazyConnect: true, maxRetriesPerRequest: 2 });
   await client.connect();
-  const prefix = `{bench-once-${run}}:`;
+  const prefix = `{bench-once-${run}-${concurrency}}:`;
   const ledger = redisLedger({ client, prefix });
   const sync = createSync({ adapter: noAdapter(), ledger });
   const counts = countCommands(client);
   let executions = 0;
   try {
     const t0 = performance.now();
-    for (const id of order) await sync.once(`webhook:${id}`, async () => ((executions += 1), { handled: id }));
+    await pool(order, concurrency, async (id) => void (await sync.once(`webhook:${id}`, async () => ((executions += 1), { handled: id }))));
     const wall = performance.now() - t0;
     return {
-      approach: 'ours-once', wallSeconds: seconds(wall), callsPerSecond: Math.round(order.length / (wall / 1000)),
+      approach: 'ours-once', concurrency, wallSeconds: seconds(wall), callsPerSecond: Math.round(order.length / (wall / 1000)),
       executions, roundTrips: total(counts), roundTripsPerCall: round(total(counts) / order.length, 3), commands: { ...counts },
     };
   } finally {
@@ -181,16 +193,30 @@ function noAdapter(): CrmAdapter {
 export async function runPowertoolsBench(o: PowertoolsOptions): Promise<Record<string, unknown>> {
   const order = callOrder(o);
   const run = `${process.pid.toString(36)}${Date.now().toString(36)}`;
-  const results = [];
-  results.push(await powertools(o, order, run));
-  results.push(await oursOnce(o, order, run));
+  const results: Record<string, unknown>[] = [];
+  // Sequential and concurrent runs interleaved, so both sides meet the same machine load.
+  for (const concurrency of [1, o.concurrency]) {
+    results.push(await powertools(o, order, `${run}c${concurrency}`, concurrency));
+    results.push(await oursOnce(o, order, run, concurrency));
+  }
   results.push(await oursBatch(o, order, run));
-  return { bench: 'powertools', calls: o.calls, distinct: new Set(order).size, duplicateShare: o.duplicateShare, results };
+  const rate = (approach: string, c: number) => results.find((r) => r.approach === approach && r.concurrency === c)?.callsPerSecond as number | undefined;
+  const ratio = (a?: number, b?: number) => (a && b ? round(a / b, 2) : undefined);
+  return {
+    bench: 'powertools', calls: o.calls, distinct: new Set(order).size, duplicateShare: o.duplicateShare, concurrency: o.concurrency,
+    ratios: {
+      onceVsPowertoolsSequential: ratio(rate('ours-once', 1), rate('powertools', 1)),
+      onceVsPowertoolsConcurrent: ratio(rate('ours-once', o.concurrency), rate('powertools', o.concurrency)),
+      onceConcurrentVsPowertoolsSequential: ratio(rate('ours-once', o.concurrency), rate('powertools', 1)),
+    },
+    results,
+  };
 }
 
 if (isMain(import.meta.url)) {
   await main(() => runPowertoolsBench({
     calls: numberArg('calls', 10_000),
+    concurrency: numberArg('concurrency', 50),
     duplicateShare: 0.3,
     redisUrl: process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379',
     seed: numberArg('seed', 3),

@@ -3,16 +3,20 @@
  * of 1,000) and come back `replayed`, next to a bare driver loop doing one primary-key read per
  * action on the same store, in the same run (passes interleaved, median reported). Also counts
  * ledger round trips through a counting proxy: one claim per applyMany, one completion per
- * adapter batch while writing; one claim per applyMany and nothing else while replaying.
+ * adapter batch while writing; one read-only lookup (getMany) per applyMany and nothing else
+ * while replaying (each replay pass is a new engine over the same ledger, as a re-run is). On
+ * SQLite it also sets the first run's ledger cost against a bare INSERT of the same rows.
  *
- *   npm run bench:replay                       N = 100,000, sqlite + postgres + redis
- *   npm run bench:replay -- --n=20000 --only=sqlite
+ *   npm run bench:replay                       N = 100,000, sqlite + postgres + redis, 5 passes
+ *   npm run bench:replay -- --n=20000 --only=sqlite --first-run-passes=1
  */
 import Database from 'better-sqlite3';
 import type { ActivityWrite, CrmAdapter, RecordWrite, WriteResult } from '../src/adapter.js';
 import { createSync } from '../src/engine/index.js';
 import { CrmError } from '../src/errors.js';
+import { ENTRY_COLUMNS, entryToRow, type EntryRow } from '../src/ledger/kit/index.js';
 import { openLedger } from '../src/ledger/index.js';
+import { sqliteLedger } from '../src/ledger/sqlite.js';
 import { countingLedger, isMain, main, numberArg, round, tempDir } from './lib.js';
 
 const CHUNK = 1_000;
@@ -120,24 +124,30 @@ export interface ReplayOptions {
 export async function replayBackend(backend: Backend, o: ReplayOptions): Promise<Record<string, unknown>> {
   const counted = countingLedger(openLedger(backend.url, backend.options));
   const adapter = acceptingAdapter();
-  const sync = createSync({ adapter, ledger: counted.ledger });
+  // Each pass is a re-run: a new engine over the same ledger, as a new process would be.
+  const engine = () => createSync({ adapter, ledger: counted.ledger });
   const actions = Array.from({ length: o.n }, (_, i) => action(i));
   const chunks: unknown[][] = [];
   for (let i = 0; i < actions.length; i += CHUNK) chunks.push(actions.slice(i, i + CHUNK));
   try {
     // Seed: every action written once (this is the first run).
+    const seed = engine();
     const t0 = performance.now();
     const keys: string[] = [];
     for (const chunk of chunks) {
-      for (const out of await sync.applyMany(chunk)) {
+      for (const out of await seed.applyMany(chunk)) {
         if (out.status !== 'created') throw new Error(`seed: ${out.key} ended ${out.status}`);
         keys.push(out.key);
       }
     }
-    const firstRun = { seconds: round((performance.now() - t0) / 1000, 2), applyManyCalls: chunks.length, adapterBatches: adapter.batches(), ledgerCalls: { ...counted.calls } };
+    const firstRun = {
+      seconds: round((performance.now() - t0) / 1000, 2), applyManyCalls: chunks.length, adapterBatches: adapter.batches(),
+      ledgerCalls: { ...counted.calls }, ledgerSeconds: round(Object.values(counted.ms).reduce((a, b) => a + b, 0) / 1000, 2),
+    };
     const perBatch = {
       claimsPerApplyMany: round((counted.calls.claim ?? 0) / chunks.length, 3),
       completesPerAdapterBatch: round((counted.calls.complete ?? 0) / adapter.batches(), 3),
+      lookupsInFirstRun: counted.calls.getMany ?? 0,
     };
 
     const passes = o.passes ?? 3;
@@ -145,7 +155,9 @@ export async function replayBackend(backend: Backend, o: ReplayOptions): Promise
     const ours: number[] = [];
     const bare: number[] = [];
     let replayCalls: Record<string, number> = {};
+    const replayLedgerMs: number[] = [];
     for (let p = 0; p < passes; p++) {
+      const sync = engine();
       counted.reset();
       const s = performance.now();
       for (const chunk of chunks) {
@@ -153,6 +165,7 @@ export async function replayBackend(backend: Backend, o: ReplayOptions): Promise
       }
       ours.push(o.n / ((performance.now() - s) / 1000));
       replayCalls = { ...counted.calls };
+      replayLedgerMs.push(Object.values(counted.ms).reduce((a, b) => a + b, 0));
       const b = performance.now();
       const found = await backend.bareReads(keys.slice(0, bareSample));
       if (found !== bareSample) throw new Error(`bare loop found ${found} of ${bareSample}`);
@@ -166,17 +179,71 @@ export async function replayBackend(backend: Backend, o: ReplayOptions): Promise
       bareReadsPerSecond: Math.round(bareRate),
       slowdownVsBare: round(bareRate / oursRate, 2),
       passes: { ours: ours.map(Math.round), bare: bare.map(Math.round), bareSample },
+      // Of a replay pass, the share spent waiting on the ledger (the rest: validation, keying, the engine).
+      ledgerShareOfReplay: round(median(replayLedgerMs) / (o.n / median(ours) * 1000), 2),
       roundTrips: { ...perBatch, replayPerApplyMany: Object.fromEntries(Object.entries(replayCalls).map(([k, v]) => [k, round(v / chunks.length, 3)])) },
       firstRun,
       adapterCallsDuringReplay: adapter.apiCalls() - firstRun.adapterBatches,
     };
   } finally {
-    await sync.close();
+    await counted.ledger.close();
     await backend.cleanup();
   }
 }
 
-export async function runReplayBench(o: ReplayOptions & { only?: string[]; postgresUrl?: string; redisUrl?: string }): Promise<Record<string, unknown>> {
+/**
+ * The first run's ledger cost on SQLite next to its floor: the time spent in ledger calls while N
+ * new actions are written (claims, completions and marks), and a bare better-sqlite3 INSERT of the
+ * same entry rows in the same order into the same schema, one transaction per adapter batch (100
+ * rows). Passes interleaved, each on fresh files; medians reported.
+ */
+export async function firstRunCost(o: { n: number; passes?: number }): Promise<Record<string, unknown>> {
+  const ours: number[] = [];
+  const bare: number[] = [];
+  let inserted = 0;
+  let byMethod: Record<string, number> = {};
+  for (let p = 0; p < (o.passes ?? 3); p++) {
+    const dir = tempDir('first-run');
+    try {
+      const counted = countingLedger(sqliteLedger({ path: `${dir.path}/ledger.db` }), { timeUntilReturn: true });
+      const sync = createSync({ adapter: acceptingAdapter(), ledger: counted.ledger });
+      const order: string[] = [];
+      for (let i = 0; i < o.n; i += CHUNK) {
+        const outs = await sync.applyMany(Array.from({ length: Math.min(CHUNK, o.n - i) }, (_, j) => action(i + j)));
+        if (outs.some((x) => x.status !== 'created')) throw new Error('first run: not every action was created');
+        order.push(...outs.map((x) => x.key));
+      }
+      ours.push(Object.values(counted.ms).reduce((a, b) => a + b, 0));
+      byMethod = Object.fromEntries(Object.entries(counted.ms).map(([k, v]) => [k, round(v / 1000, 3)]));
+      // In the order the first run wrote them: keys are hashes, so both land all over the B-tree.
+      const byKey = new Map((await counted.ledger.list()).map((e) => [e.key, entryToRow(e)]));
+      const rows = order.map((k) => byKey.get(k)!);
+      await counted.ledger.close();
+      // The same schema, made by the ledger itself, then filled with plain INSERTs.
+      await sqliteLedger({ path: `${dir.path}/bare.db` }).close();
+      const db = new Database(`${dir.path}/bare.db`);
+      db.pragma('journal_mode = WAL');
+      db.pragma('synchronous = NORMAL');
+      const insert = db.prepare(`INSERT INTO entries (${ENTRY_COLUMNS.join(', ')}) VALUES (${ENTRY_COLUMNS.map((c) => `$${c}`).join(', ')})`);
+      const tx = db.transaction((batch: EntryRow[]) => { for (const row of batch) insert.run(row); });
+      const b = performance.now();
+      for (let i = 0; i < rows.length; i += MAX_BATCH) tx.immediate(rows.slice(i, i + MAX_BATCH));
+      bare.push(performance.now() - b);
+      inserted = (db.prepare(`SELECT count(*) AS n FROM entries WHERE status = 'completed'`).get() as { n: number }).n;
+      db.close();
+    } finally {
+      dir.remove();
+    }
+  }
+  const oursMs = median(ours);
+  const bareMs = median(bare);
+  return {
+    backend: 'sqlite', n: o.n, rowsInserted: inserted, ledgerSeconds: round(oursMs / 1000, 3), bareInsertSeconds: round(bareMs / 1000, 3),
+    ratioToBareInsert: round(oursMs / bareMs, 2), ledgerSecondsByMethod: byMethod, passes: { ours: ours.map((x) => round(x / 1000, 3)), bare: bare.map((x) => round(x / 1000, 3)) },
+  };
+}
+
+export async function runReplayBench(o: ReplayOptions & { only?: string[]; postgresUrl?: string; redisUrl?: string; firstRunPasses?: number }): Promise<Record<string, unknown>> {
   const results: Record<string, unknown>[] = [];
   const wanted = (name: string) => !o.only || o.only.includes(name);
   if (wanted('sqlite')) results.push(await replayBackend(await sqliteBackend(), o));
@@ -188,10 +255,11 @@ export async function runReplayBench(o: ReplayOptions & { only?: string[]; postg
     const url = o.redisUrl ?? process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
     results.push(await replayBackend(await redisBackend(url), { ...o, bareSample: o.bareSample ?? 20_000 }).catch((err: unknown) => ({ backend: 'redis', error: String(err) })));
   }
-  return { bench: 'replay', n: o.n, chunk: CHUNK, adapterMaxBatch: MAX_BATCH, results };
+  const firstRun = wanted('sqlite') && o.firstRunPasses !== 0 ? await firstRunCost({ n: o.n, passes: o.firstRunPasses }) : undefined;
+  return { bench: 'replay', n: o.n, chunk: CHUNK, adapterMaxBatch: MAX_BATCH, results, ...(firstRun ? { firstRun } : {}) };
 }
 
 if (isMain(import.meta.url)) {
   const only = process.argv.find((a) => a.startsWith('--only='))?.slice('--only='.length).split(',');
-  await main(() => runReplayBench({ n: numberArg('n', 100_000), passes: numberArg('passes', 3), ...(only ? { only } : {}) }));
+  await main(() => runReplayBench({ n: numberArg('n', 100_000), passes: numberArg('passes', 5), firstRunPasses: numberArg('first-run-passes', 3), ...(only ? { only } : {}) }));
 }

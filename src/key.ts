@@ -8,7 +8,7 @@
  *
  * Printable ASCII, at most 100 characters; the `v1:` prefix lets the format evolve.
  */
-import { createHash } from 'node:crypto';
+import { hash as digest } from 'node:crypto';
 import type { Action } from '../schemas/action.js';
 
 export const KEY_VERSION = 'v1';
@@ -25,8 +25,9 @@ export type KeyedAction = Pick<Action, 'source' | 'eventId' | 'occurredAt' | 'op
 
 export const DEFAULT_BUCKET_MS = 10 * 60_000;
 
+// One-shot digest: the same bytes as createHash().update().digest(), without a Hash object per key.
 function hash(parts: readonly unknown[]): string {
-  return createHash('sha256').update(JSON.stringify(parts)).digest('base64url').slice(0, 40);
+  return digest('sha256', JSON.stringify(parts), 'base64url').slice(0, 40);
 }
 
 /** What makes two actions "the same action": never the model-generated fields. */

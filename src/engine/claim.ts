@@ -1,5 +1,12 @@
 /**
- * Stage 3, claim: one ledger round trip claims every key of the call (one more only when a dead
+ * Stage 3, claim. First a read-only lookup (`getMany`, one round trip, no write transaction)
+ * answers every key already completed with the same identity and not expired: `replayed` (keyless:
+ * `suppressed`), without a claim and without reading the record's mark. Every other key (absent,
+ * in progress, expired, failed, another identity) goes on to `claim`, which decides it as before.
+ * A call whose keys were all new skips the lookup on the next call (a first run pays no extra
+ * read per batch) until a claim answers `completed` again.
+ *
+ * The claim: one ledger round trip claims every key it is given (one more only when a dead
  * local holder is taken over). A claimed key is `Held` and kept alive by the call's keeper until
  * it is settled; every other answer settles the item at once: completed -> `replayed` (keyless:
  * `suppressed`) with the stored result and 0 API calls, held elsewhere -> `in_flight`, failed
@@ -11,6 +18,7 @@ import { ownerId } from '../owner.js';
 import type { Outcome } from '../outcome.js';
 import { claimKeys } from './claim-keys.js';
 import { decodeActionFailure, decodeActionResult } from './payloads.js';
+import { forClaim } from './prepare.js';
 import type { Call, Decided, EngineContext, Held, Planned } from './types.js';
 
 const errorOf = (entry: LedgerEntry) => {
@@ -39,15 +47,44 @@ function answer(item: Planned, claim: ClaimResult): Outcome {
   }
 }
 
-export async function claimStage(ctx: EngineContext, call: Call, items: readonly Planned[]): Promise<{ held: Held[]; answered: Decided[] }> {
+/** Whether the next call of this engine reads before it claims: it did find repeats last time. */
+const expectRepeats = new WeakMap<EngineContext, boolean>();
+
+/** A completed entry of the same identity, still kept at `now`: what `claim` would answer `completed` for. */
+const replayable = (entry: LedgerEntry | null, item: Planned, now: number): entry is LedgerEntry =>
+  entry !== null && entry.status === 'completed' && (entry.expiresAt === null || entry.expiresAt > now) && entry.fingerprint === item.fingerprint;
+
+/** The keys answered from the lookup, and the items that go on to claim. */
+async function lookUp(ctx: EngineContext, items: readonly Planned[]): Promise<{ replayed: Decided[]; rest: Planned[] }> {
+  if (!ctx.ledger.getMany || expectRepeats.get(ctx) === false) return { replayed: [], rest: [...items] };
+  const entries = await ctx.ledger.getMany(items.map((i) => i.key));
+  const now = await ctx.clock.now();
+  const replayed: Decided[] = [];
+  const rest: Planned[] = [];
+  items.forEach((item, j) => {
+    const entry = entries[j] ?? null;
+    if (replayable(entry, item, now)) replayed.push({ item, outcome: answer(item, { key: item.key, outcome: 'completed', entry }) });
+    else rest.push(item);
+  });
+  return { replayed, rest };
+}
+
+export async function claimStage(ctx: EngineContext, call: Call, all: readonly Planned[]): Promise<{ held: Held[]; answered: Decided[] }> {
+  const { replayed, rest } = await lookUp(ctx, all);
+  if (rest.length === 0) {
+    expectRepeats.set(ctx, true);
+    return { held: [], answered: replayed };
+  }
   const owner = ownerId();
+  const items = rest.map((i) => forClaim(ctx, i));
   const requests: ClaimRequest[] = items.map((i) => ({ key: i.key, fingerprint: i.fingerprint, leaseMs: ctx.leaseMs, retryFailed: ctx.retryFailed, owner, markId: i.markId }));
   const claims = await claimKeys(ctx.ledger, requests, await ctx.clock.now());
   const held: Held[] = [];
-  const answered: Decided[] = [];
+  const answered: Decided[] = replayed;
+  expectRepeats.set(ctx, replayed.length > 0 || claims.some((c) => c.outcome === 'completed'));
   items.forEach((item, j) => {
     const claim = claims[j]!;
-    if (claim.outcome !== 'claimed') return void answered.push({ item, outcome: answer(item, claim) });
+    if (claim.outcome !== 'claimed') return void answered.push({ item: rest[j]!, outcome: answer(item, claim) });
     const recovered = claim.entry.attempts > 1 && !surelyUnwritten(claim.entry);
     held.push({ ...item, token: claim.token!, entryAttempts: claim.entry.attempts, recovered, ...(claim.mark !== undefined ? { mark: claim.mark } : {}) });
   });

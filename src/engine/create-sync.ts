@@ -31,7 +31,7 @@ import type { Call, Decided, EngineContext, Planned } from './types.js';
 import { unchangedStage } from './unchanged.js';
 import { windowStage } from './window.js';
 import { writeStage } from './write.js';
-import { createHash } from 'node:crypto';
+import { hash as digest } from 'node:crypto';
 
 export type { Prepared } from './prepare.js';
 
@@ -71,6 +71,11 @@ export interface SyncOptions {
   verifyCreates?: 'auto' | 'always' | 'after-failure';
   /** How long a confirmed dedupe-window slot is kept, so a late identical create is still caught, ms. Default 7 days (at least the window). */
   windowRetentionMs?: number;
+  /**
+   * How long concurrent `once` / `ctx.once` / `handle` calls wait to share one ledger round trip
+   * for their claims (and one for their completions), ms. Default 0: the calls of the current tick.
+   */
+  onceLingerMs?: number;
   /** Injected clock (ms). Default Date.now. Leases are measured on the ledger's clock when it has one. */
   now?: () => number;
   /** Injected sleep, used for Retry-After waits and in-flight polling. */
@@ -188,8 +193,8 @@ export function createSync(options: SyncOptions): Sync {
   });
 
   const applyMany = telemetry.applyMany((inputs: readonly unknown[]) => applyInternal(inputs));
-  const { once, handle } = guardedSteps({ ledger, applyMany, leaseMs: ctx.leaseMs, retentionMs: ctx.retentionMs, clock: ctx.clock, sleep: options.sleep ?? realSleep });
-  const sha = (value: unknown) => createHash('sha256').update(JSON.stringify(value)).digest('base64url').slice(0, 32);
+  const { once, handle } = guardedSteps({ ledger, applyMany, leaseMs: ctx.leaseMs, retentionMs: ctx.retentionMs, clock: ctx.clock, sleep: options.sleep ?? realSleep, lingerMs: options.onceLingerMs });
+  const sha = (value: unknown) => digest('sha256', JSON.stringify(value), 'base64url').slice(0, 32);
 
   return {
     adapter: options.adapter,

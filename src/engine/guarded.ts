@@ -3,14 +3,15 @@
  * stored value afterwards; `handle` runs an event's handler at most once per event and applies
  * the actions it returns, with every `ctx.once` step keyed under the event.
  */
-import { createHash } from 'node:crypto';
+import { hash as digest } from 'node:crypto';
 import type { Action } from '../../schemas/action.js';
 import type { FieldValue } from '../adapter.js';
 import { ErrorCode, KeyConflictError, ValidationError, serializeError } from '../errors.js';
 import { childKey, eventKey } from '../key.js';
-import type { LedgerBackend } from '../ledger/types.js';
+import type { ClaimRequest, ClaimResult, CompleteRequest, FailRequest, LedgerBackend } from '../ledger/types.js';
 import { claimKeys } from './claim-keys.js';
-import { leaseKeeper } from './lease-keeper.js';
+import { coalesce, type Coalesced } from './coalesce.js';
+import { leaseKeeper, type LeaseKeeper } from './lease-keeper.js';
 import { decodeEventResult, decodeStepResult, encodeError, encodeEventResult, encodeStepResult } from './payloads.js';
 import type { LedgerClock } from '../ledger/clock.js';
 import type { Outcome } from '../outcome.js';
@@ -57,9 +58,33 @@ export interface GuardedOptions {
   /** The ledger's clock: leases are measured on it. */
   clock: LedgerClock;
   sleep(ms: number): Promise<void>;
+  /** How long concurrent steps wait to share one claim (and one completion) round trip, ms. Default 0: the current tick. */
+  lingerMs?: number;
 }
 
-const sha = (value: unknown) => createHash('sha256').update(JSON.stringify(value)).digest('base64url').slice(0, 32);
+/** The ledger calls of every step of one engine, coalesced, and the keys this process is running now. */
+interface Steps {
+  claim: Coalesced<ClaimRequest, ClaimResult>;
+  complete: Coalesced<CompleteRequest, boolean>;
+  fail: Coalesced<FailRequest, boolean>;
+  /** Settles (never rejects) when this process's current attempt at the key ends. */
+  running: Map<string, Promise<void>>;
+  /** Run `work` while the claim `key`/`token` is renewed: the claim stays alive exactly as long as the work runs. */
+  keep<T>(key: string, token: number, work: () => Promise<T>): Promise<T>;
+}
+
+function steps(o: GuardedOptions): Steps {
+  const linger = o.lingerMs ?? 0;
+  return {
+    claim: coalesce(async (reqs: ClaimRequest[]) => claimKeys(o.ledger, reqs, await o.clock.now()), linger),
+    complete: coalesce(async (reqs: CompleteRequest[]) => o.ledger.complete(reqs, await o.clock.now()), linger),
+    fail: coalesce(async (reqs: FailRequest[]) => o.ledger.fail(reqs, await o.clock.now()), linger),
+    running: new Map(),
+    keep: sharedKeeper(o),
+  };
+}
+
+const sha = (value: unknown) => digest('sha256', JSON.stringify(value), 'base64url').slice(0, 32);
 
 function definedFields(fields: Record<string, FieldValue | undefined> | undefined): Record<string, FieldValue> | undefined {
   if (!fields || typeof fields !== 'object') return fields as undefined;
@@ -76,79 +101,113 @@ function withEvent(a: HandlerAction, event: HandleEvent): unknown {
   }
 }
 
-/** Run `work` while the claim `key`/`token` is renewed: the claim stays alive exactly as long as the work runs. */
-async function keptAlive<T>(o: GuardedOptions, key: string, token: number, work: () => Promise<T>): Promise<T> {
-  const keeper = leaseKeeper({ ledger: o.ledger, leaseMs: o.leaseMs, clock: o.clock });
-  keeper.hold([{ key, token }]);
-  try {
-    return await work();
-  } finally {
-    keeper.stop();
-  }
+/**
+ * One lease keeper for every step and event this engine runs at once: their claims are renewed
+ * together (one round trip), and the keeper stops when nothing is held.
+ */
+function sharedKeeper(o: GuardedOptions): Steps['keep'] {
+  let keeper: LeaseKeeper | undefined;
+  let held = 0;
+  return async (key, token, work) => {
+    keeper ??= leaseKeeper({ ledger: o.ledger, leaseMs: o.leaseMs, clock: o.clock });
+    const mine = keeper;
+    mine.hold([{ key, token }]);
+    held += 1;
+    try {
+      return await work();
+    } finally {
+      mine.drop([key]);
+      held -= 1;
+      if (held === 0 && keeper === mine) {
+        mine.stop();
+        keeper = undefined;
+      }
+    }
+  };
 }
 
-async function once<T>(o: GuardedOptions, key: string, fn: (stepKey: string) => Promise<T> | T): Promise<T> {
-  const fingerprint = sha(['once', key]);
+/** One attempt at a step: its value (stored or just made), or `wait` when another worker holds it. */
+async function attempt<T>(o: GuardedOptions, s: Steps, key: string, fn: (stepKey: string) => Promise<T> | T): Promise<{ value: T } | 'wait'> {
+  const claim = await s.claim({ key, fingerprint: sha(['once', key]), leaseMs: o.leaseMs, retryFailed: true });
+  if (claim.outcome === 'completed') return { value: decodeStepResult(claim.entry.result) as T };
+  if (claim.outcome === 'conflict') throw new KeyConflictError(key, claim.entry);
+  if (claim.outcome === 'in_progress') {
+    // Another live worker runs this step: wait for its result, or for its lease to run out.
+    await o.sleep(Math.max(10, Math.min(1_000, (claim.entry.leaseUntil ?? 0) - o.clock.peek())));
+    return 'wait';
+  }
+  const token = claim.token!;
+  let value: T;
+  try {
+    value = await s.keep(key, token, async () => fn(key));
+  } catch (err) {
+    await s.fail({ key, token, error: encodeError(serializeError(err)) });
+    throw err;
+  }
+  await s.complete({ key, token, result: encodeStepResult(value), retentionMs: o.retentionMs });
+  return { value };
+}
+
+async function once<T>(o: GuardedOptions, s: Steps, key: string, fn: (stepKey: string) => Promise<T> | T): Promise<T> {
   for (;;) {
-    const [claim] = await claimKeys(o.ledger, [{ key, fingerprint, leaseMs: o.leaseMs, retryFailed: true }], await o.clock.now());
-    if (claim!.outcome === 'completed') return decodeStepResult(claim!.entry.result) as T;
-    if (claim!.outcome === 'conflict') throw new KeyConflictError(key, claim!.entry);
-    if (claim!.outcome === 'in_progress') {
-      // Another live worker runs this step: wait for its result, or for its lease to run out.
-      await o.sleep(Math.max(10, Math.min(1_000, (claim!.entry.leaseUntil ?? 0) - o.clock.peek())));
+    // The same key already running in this process: wait for it here instead of polling the ledger.
+    const ahead = s.running.get(key);
+    if (ahead) {
+      await ahead;
       continue;
     }
-    const token = claim!.token!;
-    let value: T;
+    let ended!: () => void;
+    s.running.set(key, new Promise<void>((resolve) => (ended = resolve)));
     try {
-      value = await keptAlive(o, key, token, async () => fn(key));
-    } catch (err) {
-      await o.ledger.fail([{ key, token, error: encodeError(serializeError(err)) }], await o.clock.now());
-      throw err;
+      const got = await attempt(o, s, key, fn);
+      if (got !== 'wait') return got.value;
+    } finally {
+      s.running.delete(key);
+      ended();
     }
-    await o.ledger.complete([{ key, token, result: encodeStepResult(value), retentionMs: o.retentionMs }], await o.clock.now());
-    return value;
   }
 }
 
 /** Complete the event when every action completed, else fail it (it runs again on its next delivery). */
-async function settleEvent(o: GuardedOptions, key: string, token: number, outcomes: Outcome[]): Promise<HandleResult> {
+async function settleEvent(s: Steps, o: GuardedOptions, key: string, token: number, outcomes: Outcome[]): Promise<HandleResult> {
   const bad = outcomes.filter((x) => x.status === 'failed' || x.status === 'rejected' || x.status === 'in_flight');
   const summary = outcomes.map(({ key: k, status, recordId }) => ({ key: k, status, ...(recordId ? { recordId } : {}) }));
   if (bad.length > 0) {
     const error = encodeError({ name: 'CrmSyncError', code: ErrorCode.actionsIncomplete, message: `${bad.length} of ${outcomes.length} actions did not complete` });
-    await o.ledger.fail([{ key, token, error: { ...error, ...(encodeEventResult({ outcomes: summary }) as object) } }], await o.clock.now());
+    await s.fail({ key, token, error: { ...error, ...(encodeEventResult({ outcomes: summary }) as object) } });
     return { key, status: 'failed', outcomes };
   }
-  await o.ledger.complete([{ key, token, result: encodeEventResult({ outcomes: summary }), retentionMs: o.retentionMs }], await o.clock.now());
+  await s.complete({ key, token, result: encodeEventResult({ outcomes: summary }), retentionMs: o.retentionMs });
   return { key, status: 'completed', outcomes };
 }
 
-async function handle(o: GuardedOptions, event: HandleEvent, fn: Handler): Promise<HandleResult> {
+async function handle(o: GuardedOptions, s: Steps, event: HandleEvent, fn: Handler): Promise<HandleResult> {
   if (!event?.source || !event.eventId) throw new ValidationError([{ path: event?.source ? 'eventId' : 'source', message: 'is required to handle an event' }]);
   const key = eventKey(event);
-  const [claim] = await claimKeys(o.ledger, [{ key, fingerprint: sha(['event', event.source, event.eventId]), leaseMs: o.leaseMs, retryFailed: true }], await o.clock.now());
-  if (claim!.outcome === 'completed') {
-    const { outcomes } = decodeEventResult(claim!.entry.result);
+  const claim = await s.claim({ key, fingerprint: sha(['event', event.source, event.eventId]), leaseMs: o.leaseMs, retryFailed: true });
+  if (claim.outcome === 'completed') {
+    const { outcomes } = decodeEventResult(claim.entry.result);
     return { key, status: 'replayed', outcomes: outcomes.map((x) => ({ ...x, status: 'replayed', attempts: 0 })) };
   }
-  if (claim!.outcome === 'in_progress') return { key, status: 'in_flight', outcomes: [] };
-  if (claim!.outcome === 'conflict') throw new KeyConflictError(key, claim!.entry);
-  const token = claim!.token!;
-  const ctx: HandleContext = { key, event, once: (name, step) => once(o, childKey(key, name), step) };
+  if (claim.outcome === 'in_progress') return { key, status: 'in_flight', outcomes: [] };
+  if (claim.outcome === 'conflict') throw new KeyConflictError(key, claim.entry);
+  const token = claim.token!;
+  const ctx: HandleContext = { key, event, once: (name, step) => once(o, s, childKey(key, name), step) };
   let outcomes: Outcome[];
   try {
-    outcomes = await keptAlive(o, key, token, async () => o.applyMany(((await fn(ctx)) ?? []).map((a) => withEvent(a, event))));
+    outcomes = await s.keep(key, token, async () => o.applyMany(((await fn(ctx)) ?? []).map((a) => withEvent(a, event))));
   } catch (err) {
-    await o.ledger.fail([{ key, token, error: encodeError(serializeError(err)) }], await o.clock.now());
+    await s.fail({ key, token, error: encodeError(serializeError(err)) });
     throw err;
   }
-  return settleEvent(o, key, token, outcomes);
+  return settleEvent(s, o, key, token, outcomes);
 }
 
+/** `once` and `handle` of one engine: concurrent calls share their claim and completion round trips. */
 export function guardedSteps(options: GuardedOptions) {
+  const s = steps(options);
   return {
-    once: <T>(key: string, fn: (stepKey: string) => Promise<T> | T) => once(options, key, fn),
-    handle: (event: HandleEvent, fn: Handler) => handle(options, event, fn),
+    once: <T>(key: string, fn: (stepKey: string) => Promise<T> | T) => once(options, s, key, fn),
+    handle: (event: HandleEvent, fn: Handler) => handle(options, s, event, fn),
   };
 }

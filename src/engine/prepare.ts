@@ -3,8 +3,8 @@
  * is claimed or written for an input that fails here; its outcome is `rejected` with the path and
  * the reason. A stored action being retried keeps the key it was first given.
  */
-import { createHash } from 'node:crypto';
-import { actionSchema, type Action } from '../../schemas/action.js';
+import { hash as digest } from 'node:crypto';
+import type { Action } from '../../schemas/action.js';
 import { checkAgainstObjects } from '../../schemas/objects.js';
 import { formatZodIssues } from '../../schemas/parse.js';
 import { snapshotInput } from '../../schemas/snapshot.js';
@@ -13,6 +13,7 @@ import { windowId } from '../dedupe-window.js';
 import { ValidationError } from '../errors.js';
 import { deriveKey, fingerprintOf } from '../key.js';
 import type { Outcome } from '../outcome.js';
+import { parseAction } from './parse-action.js';
 import type { EngineContext, Planned } from './types.js';
 
 export type Prepared =
@@ -28,7 +29,7 @@ export interface StoredKey {
 const CLOCK_KEY_REASON =
   'no eventId and no occurredAt: its key would come from the clock, so a re-run after the window writes it again (set requireOccurredAt: false to accept clock buckets)';
 
-const sha = (value: unknown) => createHash('sha256').update(JSON.stringify(value)).digest('base64url').slice(0, 32);
+const sha = (value: unknown) => digest('sha256', JSON.stringify(value), 'base64url').slice(0, 32);
 
 /** Hash of the fields as the CRM will store them (key order does not matter). */
 const fieldsHash = (fields: Fields): string => sha(Object.keys(fields).sort().map((k) => [k, fields[k]]));
@@ -37,7 +38,7 @@ export function prepareAction(ctx: EngineContext, input: unknown, storedKey?: st
   // Read once into plain data: what is validated is what is written; an unreadable input is rejected alone.
   const snapshot = snapshotInput(input);
   if (!snapshot.ok) return { ok: false, key: storedKey ?? '', error: new ValidationError(snapshot.issues) };
-  const parsed = actionSchema.safeParse(snapshot.value);
+  const parsed = parseAction(snapshot.value);
   if (!parsed.success) return { ok: false, key: storedKey ?? '', error: new ValidationError(formatZodIssues(parsed.error)) };
   const action = parsed.data;
   if (storedKey === undefined && ctx.requireOccurredAt && action.eventId === undefined && action.occurredAt === undefined) {
@@ -53,13 +54,18 @@ function plan(ctx: EngineContext, index: number, p: Extract<Prepared, { ok: true
   const { action, key, fingerprint } = p;
   const keyless = action.eventId === undefined;
   const at = action.occurredAt !== undefined ? Date.parse(action.occurredAt) : storedAt ?? ctx.clock.peek();
-  if (action.op === 'upsert') {
-    // A keyless upsert is not windowed: its external id is its key.
-    const markId = `m1:${sha([ctx.adapter.name, action.object, action.externalId])}`;
-    return { index, action, key, fingerprint, keyless, at, op: action.op, object: action.object, coalesceId: action.externalId, markId, fieldHash: fieldsHash(action.fields) };
-  }
-  const planned: Planned = { index, action, key, fingerprint, keyless, at, op: action.op, object: action.object };
-  return keyless && ctx.windowMs > 0 ? { ...planned, windowId: windowId(ctx.adapter.name, action) } : planned;
+  // A keyless upsert is not windowed: its external id is its key.
+  return { index, action, key, fingerprint, keyless, at, op: action.op, object: action.object, ...(action.op === 'upsert' ? { coalesceId: action.externalId } : {}) };
+}
+
+/**
+ * What only a key that goes on to claim needs, hashed then and not for a replay: an upsert's
+ * "last written" mark id and the hash of its fields, a keyless create's dedupe-window slot.
+ */
+export function forClaim(ctx: EngineContext, item: Planned): Planned {
+  const { action } = item;
+  if (action.op === 'upsert') return { ...item, markId: `m1:${sha([ctx.adapter.name, action.object, action.externalId])}`, fieldHash: fieldsHash(action.fields) };
+  return item.keyless && ctx.windowMs > 0 ? { ...item, windowId: windowId(ctx.adapter.name, action) } : item;
 }
 
 export function prepareAll(ctx: EngineContext, inputs: readonly unknown[], stored?: readonly (StoredKey | undefined)[]): { planned: Planned[]; rejected: Outcome[] } {

@@ -165,6 +165,11 @@ export function openLedger(url: string, options: OpenLedgerOptions = {}): Ledger
     release: async (requests, now) => (await writable('release')).release(requests, now),
     renew: async (requests, leaseMs, now) => (await writable('renew')).renew(requests, leaseMs, now),
     get: async (key) => (await ready()).get(key),
+    // Every backend this opens has getMany; the engine claims every key of one that had not.
+    getMany: async (keys) => {
+      const b = await ready();
+      return b.getMany ? b.getMany(keys) : Promise.all(keys.map((k) => b.get(k)));
+    },
     list: async (options) => (await ready()).list(options),
     prune: async (now, olderThan) => (await writable('prune')).prune(now, olderThan),
     windowAcquire: async (requests, now) => (await writable('windowAcquire')).windowAcquire(requests, now),

@@ -101,6 +101,12 @@ export function memoryLedger(options: MemoryLedgerOptions = {}): LedgerBackend {
       const entry = entries.get(key);
       return entry ? copy(entry) : null;
     },
+    async getMany(keys) {
+      return keys.map((key) => {
+        const entry = entries.get(key);
+        return entry ? copy(entry) : null;
+      });
+    },
     async list(options: ListOptions = {}) {
       const bytes = (k: string) => Buffer.from(k, 'utf8');
       const keys = [...entries.keys()].sort((a, b) => Buffer.compare(bytes(a), bytes(b)));

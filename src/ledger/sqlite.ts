@@ -11,7 +11,7 @@ import type {
   ClaimRequest, ClaimResult, CompleteRequest, FailRequest, LedgerBackend, LedgerEntry,
   ListOptions, TokenRef, WindowAcquireRequest, WindowSettleRequest, WindowSlot,
 } from './types.js';
-import { encodeJson, entryFromRow, entryToRow, ledgerFailure, readOnlyRefusal, type EntryRow } from './kit/index.js';
+import { ENTRY_COLUMNS, encodeJson, entryFromRow, entryFromValues, entryToRow, ledgerFailure, readOnlyRefusal, type EntryRow } from './kit/index.js';
 import { ClaimAction, decideClaim, takenEntry } from './decide-claim.js';
 import { decideWindow, type StoredSlot } from './decide-window.js';
 
@@ -117,6 +117,31 @@ function fileGuard(path: string): () => void {
   };
 }
 
+/**
+ * The read-only lookup of many keys: one prepared primary-key read per key (raw rows, no column
+ * names) inside one deferred transaction, so the batch reads one snapshot and takes no write lock.
+ * Measured against `key IN (?, ...)` with fixed chunk sizes and `json_each`: the same or faster,
+ * and the rows come back in the order asked.
+ */
+const lookups = new WeakMap<Database.Database, (keys: readonly string[]) => (LedgerEntry | null)[]>();
+function lookup(db: Database.Database): (keys: readonly string[]) => (LedgerEntry | null)[] {
+  let fn = lookups.get(db);
+  if (!fn) {
+    // SELECT *: a version 1 file opened read-only has no owner column (it is the last one when present).
+    const one = db.prepare<[string], unknown[]>('SELECT * FROM entries WHERE key = ?');
+    const inOrder = one.columns().every((c, i) => c.name === ENTRY_COLUMNS[i]);
+    const decode = inOrder ? entryFromValues : (row: unknown) => entryFromRow(row as StoredRow);
+    if (inOrder) one.raw();
+    const tx = db.transaction((keys: readonly string[]) => keys.map((k) => {
+      const row = one.get(k);
+      return row ? decode(row) : null;
+    }));
+    fn = (keys) => (keys.length === 0 ? [] : tx.deferred(keys));
+    lookups.set(db, fn);
+  }
+  return fn;
+}
+
 /** The embedded ledger on better-sqlite3 (WAL, `BEGIN IMMEDIATE` per batch). */
 export function sqliteLedger(options: SqliteLedgerOptions): LedgerBackend {
   const busyTimeoutMs = options.busyTimeoutMs ?? 5000;
@@ -146,6 +171,7 @@ export function sqliteLedger(options: SqliteLedgerOptions): LedgerBackend {
       const row = d.prepare<[string], StoredRow>('SELECT * FROM entries WHERE key = ?').get(key);
       return row ? entryFromRow(row) : null;
     }),
+    getMany: (keys: readonly string[]) => read('getMany', keys.map(() => null) as (LedgerEntry | null)[], (d) => lookup(d)(keys)),
     list: (opts: ListOptions = {}) => read('list', [] as LedgerEntry[], (d) => {
       const where: string[] = [];
       const params: (string | number)[] = [];
@@ -173,7 +199,7 @@ export function sqliteLedger(options: SqliteLedgerOptions): LedgerBackend {
   return writableLedger(db, checkFile, reads);
 }
 
-type Reads = Pick<LedgerBackend, 'get' | 'list' | 'close'> & Required<Pick<LedgerBackend, 'isDurable'>>;
+type Reads = Pick<LedgerBackend, 'get' | 'list' | 'close'> & Required<Pick<LedgerBackend, 'getMany'>> & Required<Pick<LedgerBackend, 'isDurable'>>;
 
 function writableLedger(db: Database.Database, checkFile: () => void, reads: Reads): LedgerBackend {
   const q = {
@@ -182,6 +208,9 @@ function writableLedger(db: Database.Database, checkFile: () => void, reads: Rea
     put: db.prepare<[EntryRow]>(`INSERT OR REPLACE INTO entries (key, fingerprint, status, token, lease_until, attempts, result, error,
       created_at, updated_at, expires_at, owner) VALUES ($key, $fingerprint, $status, $token, $lease_until, $attempts, $result, $error,
       $created_at, $updated_at, $expires_at, $owner)`),
+    insert: db.prepare<[EntryRow]>(`INSERT INTO entries (key, fingerprint, status, token, lease_until, attempts, result, error,
+      created_at, updated_at, expires_at, owner) VALUES ($key, $fingerprint, $status, $token, $lease_until, $attempts, $result, $error,
+      $created_at, $updated_at, $expires_at, $owner) ON CONFLICT (key) DO NOTHING`),
     mark: db.prepare<[string], { value: string }>('SELECT value FROM marks WHERE id = ?'),
     setMark: db.prepare('INSERT INTO marks (id, value) VALUES (?, ?) ON CONFLICT (id) DO UPDATE SET value = excluded.value'),
     complete: db.prepare(`UPDATE entries SET status = 'completed', result = ?, error = NULL, lease_until = NULL,
@@ -208,6 +237,8 @@ function writableLedger(db: Database.Database, checkFile: () => void, reads: Rea
   };
 
   const claimOne = (req: ClaimRequest, now: number, floor: number): ClaimResult => {
+    const fresh = freshClaim(req, now, floor);
+    if (fresh) return fresh;
     const row = q.get.get(req.key);
     const existing = row ? entryFromRow(row) : null;
     const decision = decideClaim(existing, req, now, floor);
@@ -223,6 +254,16 @@ function writableLedger(db: Database.Database, checkFile: () => void, reads: Rea
       const mark = q.mark.get(req.markId);
       if (mark) result.mark = mark.value;
     }
+    return result;
+  };
+
+  // An absent key (the first run's every key) is claimed by one insert, without reading it first.
+  const freshClaim = (req: ClaimRequest, now: number, floor: number): ClaimResult | undefined => {
+    const entry = takenEntry(null, req, now, { action: ClaimAction.fresh, token: floor + 1, attempts: 1 });
+    if (q.insert.run(entryToRow(entry)).changes !== 1) return undefined;
+    const result: ClaimResult = { key: req.key, outcome: 'claimed', token: entry.token, entry };
+    const mark = req.markId === undefined ? undefined : q.mark.get(req.markId);
+    if (mark) result.mark = mark.value;
     return result;
   };
 

@@ -162,6 +162,13 @@ export interface EntryStore {
   /** Fenced: extend live leases (long jobs, the CLI's job lock). A lease that already ran out is not renewed. */
   renew(requests: TokenRef[], leaseMs: number, now: number): Promise<boolean[]>;
   get(key: string): Promise<LedgerEntry | null>;
+  /**
+   * Read-only: the entries of `keys` (null where absent), in the order asked, in one round trip.
+   * Takes no lock, writes nothing and renews nothing. The engine answers repeats from it (a key
+   * completed with the same fingerprint and not expired is replayed without a claim) and sends
+   * every other key to `claim`. Optional: without it every key goes to `claim`, as before.
+   */
+  getMany?(keys: readonly string[]): Promise<(LedgerEntry | null)[]>;
   list(options?: ListOptions): Promise<LedgerEntry[]>;
   /** Delete entries whose `expiresAt` passed, and completed/failed entries last updated before `olderThan` (if given). Returns how many. */
   prune(now: number, olderThan?: number): Promise<number>;

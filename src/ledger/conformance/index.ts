@@ -13,6 +13,7 @@ import type { LedgerBackend } from '../types.js';
 import { claimTableSuite } from './claim-table.js';
 import { entriesSuite } from './entries.js';
 import { fencingSuite } from './fencing.js';
+import { lookupSuite } from './lookup.js';
 import type { LedgerConformanceOptions, SuiteContext } from './harness.js';
 import { marksSuite } from './marks.js';
 import { storageSuite } from './storage.js';
@@ -50,6 +51,7 @@ export function ledgerConformance(name: string, factory: () => Promise<LedgerBac
     entriesSuite(name, ctx);
     claimTableSuite(ctx);
     fencingSuite(ctx);
+    lookupSuite(ctx);
     marksSuite(ctx);
     windowSuite(ctx);
     storageSuite(ctx);

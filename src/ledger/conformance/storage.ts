@@ -89,6 +89,7 @@ export function storageSuite({ t, ledger, claimOne }: SuiteContext): void {
       await ledger().complete([{ key: 'k1', token: token!, result: value }], T0 + 1);
       expect((await ledger().get('k1'))!.result).toEqual(value);
       expect((await claimOne(req('k1'), T0 + 2)).entry.result).toEqual(value);
+      expect((await ledger().getMany!(['k1']))[0]!.result).toEqual(value);
     });
 
     for (const [label, value] of values) it(`round-trips ${label} as an error`, async () => {
@@ -96,6 +97,7 @@ export function storageSuite({ t, ledger, claimOne }: SuiteContext): void {
       await ledger().fail([{ key: 'k1', token: token!, error: value }], T0 + 1);
       expect((await ledger().get('k1'))!.error).toEqual(value);
       expect((await ledger().list({ status: 'failed' }))[0]!.error).toEqual(value);
+      expect((await ledger().getMany!(['k1']))[0]!.error).toEqual(value);
     });
 
     it('keeps keys with unusual characters apart', async () => {

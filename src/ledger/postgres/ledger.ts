@@ -173,6 +173,13 @@ export function postgresLedger(options: PostgresLedgerOptions): LedgerBackend {
       return rows[0] ? entryFromRow(rows[0]) : null;
     },
 
+    getMany: async (keys) => {
+      if (keys.length === 0) return [];
+      const byKey = new Map<string, LedgerEntry>();
+      for (const row of await read('getMany', sql.getMany, [keys])) byKey.set(String(row.key), entryFromRow(row));
+      return keys.map((k) => byKey.get(k) ?? null);
+    },
+
     list: async (opts: ListOptions = {}) => {
       const limit = opts.limit === undefined ? null : Math.max(0, Math.floor(opts.limit));
       return (await read('list', sql.list, [opts.status ?? null, opts.after ?? null, limit])).map(entryFromRow);

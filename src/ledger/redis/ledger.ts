@@ -107,6 +107,15 @@ export function redisLedger(options: RedisLedgerOptions): LedgerBackend {
       }
     },
 
+    getMany: async (keys) => {
+      if (keys.length === 0) return [];
+      const reply = JSON.parse(String(await call('getMany', 'crmUpsertLedgerGetMany', JSON.stringify(keys)))) as (false | (string | false)[])[];
+      return keys.map((key, i) => {
+        const a = reply[i];
+        return Array.isArray(a) ? entryFromValues([key, ...a.map((v) => (v === false ? null : v))]) : null;
+      });
+    },
+
     list: async (opts: ListOptions = {}) => {
       const out: LedgerEntry[] = [];
       const limit = opts.limit === undefined ? -1 : Math.max(0, Math.floor(opts.limit));

@@ -142,6 +142,21 @@ end
 return 0`;
 
 /**
+ * Reads the entries of ARGV[2] (a JSON array of keys), writing nothing. Answers one JSON text (an
+ * array: the fields of each entry, false for an absent key): one bulk reply parses far faster
+ * than eleven per entry.
+ */
+const GET_MANY = `
+${LUA_FIELDS}
+local P = ARGV[1]
+local out = {}
+for i, key in ipairs(cjson.decode(ARGV[2])) do
+  local e = redis.call('HMGET', P .. 'e:' .. key, unpack(FIELDS))
+  if e[1] then out[i] = e else out[i] = false end
+end
+return cjson.encode(out)`;
+
+/**
  * Scans up to ARGV[3] index members after ARGV[2]; returns {lastScanned, matches...}. Drops index
  * members of vanished entries unless ARGV[6] (read-only) is '1'.
  */
@@ -197,6 +212,7 @@ export const SCRIPTS = {
   crmUpsertLedgerRenew: RENEW,
   crmUpsertLedgerWindowAcquire: WINDOW_ACQUIRE,
   crmUpsertLedgerWindowSettle: WINDOW_SETTLE,
+  crmUpsertLedgerGetMany: GET_MANY,
   crmUpsertLedgerList: LIST,
   crmUpsertLedgerPrune: PRUNE,
 } as const;

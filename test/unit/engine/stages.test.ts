@@ -8,7 +8,7 @@ import { engineContext } from '../../../src/engine/create-sync.js';
 import { followStage } from '../../../src/engine/follow.js';
 import { leaseKeeper } from '../../../src/engine/lease-keeper.js';
 import { decodeActionFailure } from '../../../src/engine/payloads.js';
-import { prepareAll } from '../../../src/engine/prepare.js';
+import { forClaim, prepareAll } from '../../../src/engine/prepare.js';
 import { quotaPause } from '../../../src/engine/quota.js';
 import { repeatOutcome, splitRepeats } from '../../../src/engine/repeats.js';
 import { completeEntries, failEntries, releaseEntries, UNKNOWN_MARK } from '../../../src/engine/settle.js';
@@ -18,6 +18,7 @@ import { windowStage } from '../../../src/engine/window.js';
 import { writeStage } from '../../../src/engine/write.js';
 import { CrmError } from '../../../src/errors.js';
 import { memoryLedger } from '../../../src/ledger/memory.js';
+import type { LedgerBackend } from '../../../src/ledger/types.js';
 import { memoryCrm } from '../../helpers/memory-crm.js';
 
 const T0 = Date.parse('2026-11-29T10:00:00Z');
@@ -46,7 +47,10 @@ describe('prepare', () => {
     const { planned, rejected } = prepareAll(ctx, [upsert(1), { op: 'upsert' }, note(2)], [undefined, undefined, { key: 'v1:e:stored', at: 5 }]);
     expect(planned.map((p) => p.index)).toEqual([0, 2]);
     expect(planned[1]).toMatchObject({ key: 'v1:e:stored', at: 5, op: 'create', keyless: false });
-    expect(planned[0]).toMatchObject({ coalesceId: 'c-1', markId: expect.stringMatching(/^m1:/), fieldHash: expect.any(String) });
+    expect(planned[0]).toMatchObject({ coalesceId: 'c-1' });
+    // The mark id and the fields' hash are made only for a key that goes on to claim.
+    expect(planned[0]!.markId).toBeUndefined();
+    expect(forClaim(ctx, planned[0]!)).toMatchObject({ coalesceId: 'c-1', markId: expect.stringMatching(/^m1:/), fieldHash: expect.any(String) });
     expect(rejected[1]).toMatchObject({ status: 'rejected', error: { code: 'VALIDATION' } });
   });
 });
@@ -73,6 +77,72 @@ describe('claim', () => {
     expect(h.map((i) => i.index)).toEqual([1]);
     expect(h[0]).toMatchObject({ token: 1, entryAttempts: 1, recovered: false });
     expect(answered).toEqual([{ item: planned[0], outcome: { key: planned[0]!.key, status: 'replayed', recordId: '9', attempts: 0 } }]);
+  });
+
+  /** The stage's ledger calls, by method, with the keys each claim asked for. */
+  function counting(ledger: LedgerBackend) {
+    const calls: string[] = [];
+    const claimed: string[][] = [];
+    const wrapped: LedgerBackend = {
+      ...ledger,
+      claim: (reqs, now) => (calls.push('claim'), claimed.push(reqs.map((r) => r.key)), ledger.claim(reqs, now)),
+      getMany: (keys) => (calls.push('getMany'), ledger.getMany!(keys)),
+    };
+    return { wrapped, calls, claimed };
+  }
+
+  it('answers completed keys from one read-only lookup and sends only the others to claim', async () => {
+    const s = setup();
+    const first = await held(s, [upsert(1), upsert(2), upsert(3)]);
+    await completeEntries(s.ctx, s.call, [first[0]!, first[1]!].map((item) => ({ item, outcome: { key: item.key, status: 'created' as const, recordId: `r${item.index}`, attempts: 1 } })));
+    // upsert(3) stays in progress (held by the first call): the lookup must not answer it.
+    const c = counting(s.ledger);
+    const ctx = engineContext({ adapter: s.crm.adapter, ledger: c.wrapped, now: () => s.clock.t, sleep: async () => undefined });
+    const call: Call = { keeper: leaseKeeper({ ledger: c.wrapped, leaseMs: ctx.leaseMs, clock: ctx.clock }), verifyAll: false };
+    const { planned } = prepareAll(ctx, [upsert(1), upsert(2), upsert(3), upsert(4)]);
+    const { held: h, answered } = await claimStage(ctx, call, planned);
+    call.keeper.stop();
+    expect(c.calls).toEqual(['getMany', 'claim']);
+    expect(c.claimed).toEqual([[planned[2]!.key, planned[3]!.key]]);
+    expect(answered.map((d) => [d.item.index, d.outcome.status])).toEqual([[0, 'replayed'], [1, 'replayed'], [2, 'in_flight']]);
+    expect(h.map((i) => i.index)).toEqual([3]);
+    // A replay took nothing: no claim, no mark read, no attempt counted.
+    expect((await s.ledger.get(planned[0]!.key))).toMatchObject({ status: 'completed', token: 1, attempts: 1 });
+  });
+
+  it('leaves an expired, failed or other-identity entry to claim, which decides it as before', async () => {
+    const s = setup();
+    const c = counting(s.ledger);
+    const ctx = engineContext({ adapter: s.crm.adapter, ledger: c.wrapped, now: () => s.clock.t, sleep: async () => undefined, retryFailed: false });
+    const call: Call = { keeper: leaseKeeper({ ledger: c.wrapped, leaseMs: ctx.leaseMs, clock: ctx.clock }), verifyAll: false };
+    const { planned } = prepareAll(ctx, [upsert(1), upsert(2), upsert(3)]);
+    const [a, b, d] = planned.map((p) => p.key);
+    await s.ledger.claim(planned.map((p) => ({ key: p.key, fingerprint: p.key === d ? 'another-identity' : p.fingerprint, leaseMs: 1_000 })), T0);
+    // a: completed but past its retention; b: failed; d: completed under another fingerprint.
+    await s.ledger.complete([{ key: a!, token: 1, result: { recordId: 'old' }, retentionMs: 10 }, { key: d!, token: 1, result: { recordId: 'x' } }], T0);
+    await s.ledger.fail([{ key: b!, token: 1, error: { message: 'no' } }], T0);
+    s.clock.t = T0 + 20;
+    const out = await claimStage(ctx, call, planned);
+    call.keeper.stop();
+    expect(c.calls).toEqual(['getMany', 'claim']);
+    expect(c.claimed).toEqual([[a, b, d]]);
+    expect(out.held.map((i) => i.index)).toEqual([0]);
+    expect(out.answered.map((x) => [x.item.index, x.outcome.status])).toEqual([[1, 'failed'], [2, 'rejected']]);
+  });
+
+  it('skips the lookup after a call of only new keys, and reads again once a claim answers completed', async () => {
+    const s = setup();
+    const c = counting(s.ledger);
+    const ctx = engineContext({ adapter: s.crm.adapter, ledger: c.wrapped, now: () => s.clock.t, sleep: async () => undefined });
+    const call: Call = { keeper: leaseKeeper({ ledger: c.wrapped, leaseMs: ctx.leaseMs, clock: ctx.clock }), verifyAll: false };
+    const run = async (n: number) => (await claimStage(ctx, call, prepareAll(ctx, [upsert(n)]).planned)).held;
+    const h1 = await run(1);
+    await completeEntries(ctx, call, [{ item: h1[0]!, outcome: { key: h1[0]!.key, status: 'created', recordId: '1', attempts: 1 } }]);
+    await run(2);
+    expect((await claimStage(ctx, call, prepareAll(ctx, [upsert(1)]).planned)).answered[0]!.outcome.status).toBe('replayed');
+    await claimStage(ctx, call, prepareAll(ctx, [upsert(1)]).planned);
+    call.keeper.stop();
+    expect(c.calls).toEqual(['getMany', 'claim', 'claim', 'claim', 'getMany']);
   });
 });
 
