@@ -2,9 +2,8 @@
  * bench:throughput — how close a full sync gets to the CRM's rate ceiling. fakeHubSpot with 50 ms
  * latency and its ten-second limit at 100 requests, the adapter's rate budget at 100 per 10 s,
  * batches of 100 written 4 at a time so latency does not bound it. The records are updates of
- * `distinct` contacts in rotation (one applyMany per pass, new fields each pass), because the
- * fake's upsert scans its whole store per input: 45,000 distinct contacts would make the fake,
- * not the budget, the bottleneck.
+ * `distinct` contacts in rotation (one applyMany per pass, new fields each pass), so every pass
+ * is a write of changed values (never `unchanged`) and the budget alone bounds the rate.
  *
  * The ceiling is 100 requests (10,000 records) per 10 s. The account starts with a full window,
  * so under the limit the k-th accepted request cannot go before 10 s x floor((k - 1) / 100): the
