@@ -5,8 +5,8 @@
  * have been written (lines written = contact upsert calls x 100), to show memory is flat.
  *
  * The lines are contact upserts with distinct event ids over `distinct` contacts in rotation
- * (500 by default, so every 500-line chunk has distinct ids and nothing is coalesced): the
- * fake's own records would otherwise grow with the file and be counted in nobody's RSS but its own.
+ * (500 by default, so every 500-line chunk has distinct ids and nothing is coalesced), which keeps
+ * the fake in this process small; only the CLI's RSS is measured.
  *
  *   npm run bench:memory                 1,000,000 lines (builds dist first)
  *   npm run bench:memory -- --lines=200000
