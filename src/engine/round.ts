@@ -21,6 +21,8 @@ export interface Round {
   readonly context: BatchContext;
   attempts: number;
   ambiguous: boolean;
+  /** Whether a write request of the current attempt got past `beforeSend` (a failure before that wrote nothing). */
+  writeLeft: boolean;
   /** Indexes of groups still to write. */
   open(): number[];
 }
@@ -38,5 +40,5 @@ export function openRound(batch: Batch<Held>, groups: Held[][], context: BatchCo
     const r = results[i];
     return !r || (!r.ok && !isLost(r) && r.error.retryable);
   });
-  return { batch, groups, writes, results, context, attempts: 0, ambiguous, open };
+  return { batch, groups, writes, results, context, attempts: 0, ambiguous, writeLeft: false, open };
 }
