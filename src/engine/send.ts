@@ -11,13 +11,12 @@ import { CrmError } from '../errors.js';
 import { PendingItemsError, withRetry } from '../retry.js';
 import { ClaimLostError } from './lease-keeper.js';
 import { recoverCreated } from './recover.js';
-import { openRound, type GroupResult, type Round } from './round.js';
+import { openRound, type GroupResult, type Round, type Suspicion } from './round.js';
 import type { Call, EngineContext, Held } from './types.js';
 
 export interface SendResult {
   results: GroupResult[];
   attempts: number;
-  ambiguous: boolean;
 }
 
 /**
@@ -39,7 +38,7 @@ function guarded(ctx: EngineContext, round: Round, confirm: () => Promise<void>)
         if (err instanceof ClaimLostError && round.open().length > 0) continue;
         if (err instanceof ClaimLostError) throw err;
         const crm = err instanceof CrmError ? err : ctx.adapter.classifyError(err);
-        if (crm.ambiguous && (round.writeLeft || !gatedAdapters.has(ctx.adapter))) round.ambiguous = true;
+        if (crm.ambiguous && (round.writeLeft || !gatedAdapters.has(ctx.adapter))) round.suspect(round.open());
         throw crm;
       }
     }
@@ -63,10 +62,8 @@ async function attempt(ctx: EngineContext, round: Round, call: ReturnType<typeof
     // A 2xx that omits an input's result may still have written it: possibly written.
     const r = res[j] ?? { ok: false as const, error: new CrmError('the CRM returned no result for this input', { vendor: ctx.adapter.name, kind: 'transient', ambiguous: true }) };
     round.results[wi] = r;
-    if (!r.ok && r.error.retryable) {
-      retryable ??= r.error;
-      if (r.error.ambiguous) round.ambiguous = true;
-    }
+    if (!r.ok && r.error.ambiguous) round.suspect([wi]);
+    if (!r.ok && r.error.retryable) retryable ??= r.error;
   });
   if (retryable) throw new PendingItemsError(retryable);
 }
@@ -74,9 +71,11 @@ async function attempt(ctx: EngineContext, round: Round, call: ReturnType<typeof
 /** The parents a batch knows (`memo`) and knows absent (`absent`), shared by its attempts and halves. */
 export type BatchParents = Pick<BatchContext, 'memo' | 'absent'>;
 
-export async function sendGroups(ctx: EngineContext, call: Call, batch: Batch<Held>, groups: Held[][], parents: BatchParents, ambiguous: boolean): Promise<SendResult> {
-  // After a takeover the dead worker's create may have committed, and a ledger that cannot vouch
-  // for its history may have forgotten one: look before creating.
+/**
+ * Write these groups of a batch; `suspicion` says which may already be written (looked up before
+ * creating) and collects the groups a failure may have written.
+ */
+export async function sendGroups(ctx: EngineContext, call: Call, batch: Batch<Held>, groups: Held[][], parents: BatchParents, suspicion: Suspicion): Promise<SendResult> {
   const confirm = async () => {
     const open = round.open();
     const lost = await call.keeper.confirm(open.flatMap((i) => groups[i]!.map((item) => item.key)));
@@ -90,7 +89,7 @@ export async function sendGroups(ctx: EngineContext, call: Call, batch: Batch<He
     gatedAdapters.add(ctx.adapter);
   };
   const context: BatchContext = { ...parents, beforeSend };
-  const round = openRound(batch, groups, context, ambiguous || call.verifyAll || groups.some((g) => g[0]!.recovered));
+  const round = openRound(batch, groups, context, suspicion);
   try {
     const send = guarded(ctx, round, confirm);
     await withRetry(() => attempt(ctx, round, send), { ...ctx.retry, sleep: ctx.sleep });
@@ -98,7 +97,7 @@ export async function sendGroups(ctx: EngineContext, call: Call, batch: Batch<He
     if (!(err instanceof PendingItemsError) && !(err instanceof ClaimLostError)) await settleWholeFailure(ctx, call, round, err);
   }
   const notAttempted = () => ({ ok: false as const, error: new CrmError('write was not attempted', { vendor: ctx.adapter.name, kind: 'transient' }) });
-  return { results: round.results.map((r) => r ?? notAttempted()), attempts: round.attempts, ambiguous: round.ambiguous };
+  return { results: round.results.map((r) => r ?? notAttempted()), attempts: round.attempts };
 }
 
 /** A whole-call failure: a quota error pauses the Sync; a splittable 4xx is split in halves; else every open group fails with it. */
@@ -112,9 +111,8 @@ async function settleWholeFailure(ctx: EngineContext, call: Call, round: Round, 
   }
   const half = Math.ceil(pending.length / 2);
   for (const part of [pending.slice(0, half), pending.slice(half)]) {
-    const sub = await sendGroups(ctx, call, round.batch, part.map((i) => round.groups[i]!), round.context, false);
+    const sub = await sendGroups(ctx, call, round.batch, part.map((i) => round.groups[i]!), round.context, round.suspicion);
     part.forEach((wi, j) => (round.results[wi] = sub.results[j]));
     round.attempts += sub.attempts;
-    round.ambiguous ||= sub.ambiguous;
   }
 }

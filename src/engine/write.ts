@@ -10,7 +10,7 @@ import { parentMemoKey } from '../adapter.js';
 import { planBatches, runPool, type Batch } from '../batcher.js';
 import type { CrmError } from '../errors.js';
 import type { OutcomeStatus } from '../outcome.js';
-import { isLost } from './round.js';
+import { isLost, type Suspicion } from './round.js';
 import { sendGroups, type BatchParents } from './send.js';
 import { completeEntries, failEntries, releaseEntries } from './settle.js';
 import { WRITTEN, type Call, type Decided, type EngineContext, type Held } from './types.js';
@@ -20,8 +20,9 @@ const PARENT_NOT_FOUND = 'PARENT_NOT_FOUND';
 
 /**
  * Parents upserted earlier in this call need no read: their ids were just confirmed by the CRM;
- * nor do parents this Sync wrote or read a moment ago, and parents it found absent a moment ago
- * are not read again (their activities fail as parent-missing, to be retried).
+ * nor do parents this Sync wrote or read a moment ago. Parents it found absent a moment ago are
+ * not read again when nothing else in the batch needs a read: their activities fail as
+ * parent-missing at once (retryable later), without a request.
  */
 function seedParents(ctx: EngineContext, batch: Batch<Held>, written: ReadonlyMap<string, string>): Required<BatchParents> {
   const keys = new Set<string>();
@@ -37,6 +38,8 @@ function seedParents(ctx: EngineContext, batch: Batch<Held>, written: ReadonlyMa
       seeded.absent.delete(key);
     }
   }
+  // A batch that reads some parent anyway reads the held ones in the same request, for free.
+  for (const key of keys) if (!seeded.memo.has(key) && !seeded.absent.has(key)) seeded.absent.clear();
   return seeded;
 }
 
@@ -47,19 +50,24 @@ function learnParents(ctx: EngineContext, parents: Required<BatchParents>, seede
 }
 
 /**
- * A group failed as parent-missing whose parent was never found in this batch (the memo only
- * grows, so no attempt had its id) was never sent: it reached the CRM only if an earlier holder's
- * write did (a takeover), whatever else went wrong in the batch.
+ * Whether a failed group may have reached the CRM. One failed as parent-missing whose parent was
+ * never found in this batch (the memo only grows, so no attempt had its id) was never sent: only
+ * what an earlier holder left can have written it, whatever else went wrong in the batch.
  */
-function neverSent(batch: Batch<Held>, group: readonly Held[], error: CrmError, absent: ReadonlySet<string>): boolean {
+function possiblyWritten(batch: Batch<Held>, group: Held[], error: CrmError, parents: Required<BatchParents>, suspicion: Suspicion): boolean {
   const parent = group[0]!.action.target;
-  return batch.op === 'create' && error.vendorCode === PARENT_NOT_FOUND && !group[0]!.recovered && parent !== undefined && absent.has(parentMemoKey(parent.object, parent.externalId));
+  const neverSent = batch.op === 'create' && error.vendorCode === PARENT_NOT_FOUND && parent !== undefined && parents.absent.has(parentMemoKey(parent.object, parent.externalId));
+  return (neverSent ? suspicion.inherited : suspicion.suspect).has(group);
 }
 
 async function writeBatch(ctx: EngineContext, call: Call, batch: Batch<Held>, written: ReadonlyMap<string, string>): Promise<Decided[]> {
   const parents = seedParents(ctx, batch, written);
   const seeded = { memo: new Set(parents.memo.keys()), absent: new Set(parents.absent) };
-  const { results, attempts, ambiguous } = await sendGroups(ctx, call, batch, batch.groups, parents, false);
+  // After a takeover the dead worker's create may have committed, and a ledger that cannot vouch
+  // for its history may have forgotten one: look before creating.
+  const inherited = new Set(batch.groups.filter((g) => call.verifyAll || g[0]!.recovered));
+  const suspicion: Suspicion = { suspect: new Set(inherited), inherited };
+  const { results, attempts } = await sendGroups(ctx, call, batch, batch.groups, parents, suspicion);
   if (batch.op === 'create') learnParents(ctx, parents, seeded);
   const out = { done: [] as Decided[], failed: [] as Decided[], unsent: [] as Decided[], refused: [] as Decided[], lost: [] as Decided[] };
   batch.groups.forEach((group, g) => {
@@ -73,11 +81,11 @@ async function writeBatch(ctx: EngineContext, call: Call, batch: Batch<Held>, wr
       }
       const decided = { item, outcome: { key: item.key, status: 'failed' as const, error: r.error.toJSON(), attempts } };
       // Refused credentials wrote nothing: give the claims back instead of recording a failure.
-      (r.error.kind === 'auth' ? out.refused : neverSent(batch, group, r.error, parents.absent) ? out.unsent : out.failed).push(decided);
+      (r.error.kind === 'auth' ? out.refused : possiblyWritten(batch, group, r.error, parents, suspicion) ? out.failed : out.unsent).push(decided);
     });
   });
   await completeEntries(ctx, call, out.done);
-  await failEntries(ctx, call, out.failed, ambiguous);
+  await failEntries(ctx, call, out.failed, true);
   await failEntries(ctx, call, out.unsent, false);
   // Lost claims belong to another worker now; the still-held ones of the same groups go back.
   const stillHeld = out.lost.filter((d) => !call.keeper.lost(d.item.key));
