@@ -10,6 +10,7 @@
  *
  *   npm run bench:chaos                               10,000 actions, 4 workers, 3 kills
  *   npm run bench:chaos -- --actions=1000 --workers=2 --kills=1 --no-baseline
+ *   npm run bench:chaos -- --kills=0                  the same faults without SIGKILLs
  *   BENCH_LEDGER_URL=redis://127.0.0.1:6379 npm run bench:chaos    the same on a Redis ledger
  */
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -311,7 +312,8 @@ if (isMain(import.meta.url)) {
     actions: numberArg('actions', 10_000),
     redeliver: 0.3,
     workers: numberArg('workers', 4),
-    kills: numberArg('kills', 3),
+    // numberArg takes positive numbers only: --kills=0 is the faulted run without SIGKILLs.
+    kills: process.argv.includes('--kills=0') ? 0 : numberArg('kills', 3),
     faults: CHAOS_FAULTS,
     seed: numberArg('seed', 42),
     ledgerUrl: process.env.BENCH_LEDGER_URL ?? process.env.TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/test',

@@ -54,6 +54,12 @@ export interface ActivityWrite {
 export interface BatchContext {
   readonly memo: Map<string, string>;
   /**
+   * `parentMemoKey`s of parents looked up and not found for this batch, or known absent to the
+   * engine a moment ago: not read again for this batch (its inputs fail as parent-missing). An
+   * adapter adds the parents its lookup did not find. Optional: without it every attempt reads them.
+   */
+  readonly absent?: Set<string>;
+  /**
    * Called by the adapter right before each write request leaves (after its rate budget was
    * granted). The engine confirms there that it still holds every claim of the batch; it throws
    * (a `ClaimLostError`) when one was lost meanwhile, and the adapter lets that propagate so

@@ -58,7 +58,9 @@ export function requestGate(): RequestGate {
 /**
  * The CRM ids of these writes' parents, in the batch memo (`context.memo`, so a retry of the
  * batch and a parent upserted earlier in the call are not read again): `lookup` is called once
- * per parent object with the external ids not known yet, and returns external id -> CRM id.
+ * per parent object with the external ids neither known nor known absent (`context.absent`), and
+ * returns external id -> CRM id; the ids it did not return are added to `context.absent`, so a
+ * retry of the batch does not read them again either.
  */
 export async function resolveParents(
   writes: readonly ActivityWrite[],
@@ -67,12 +69,16 @@ export async function resolveParents(
 ): Promise<Map<string, string>> {
   const memo = context?.memo ?? new Map<string, string>();
   const wanted = new Map<string, Set<string>>();
+  const absent = context?.absent;
   for (const w of writes) {
-    if (memo.has(parentMemoKey(w.parent.object, w.parent.externalId))) continue;
+    const key = parentMemoKey(w.parent.object, w.parent.externalId);
+    if (memo.has(key) || absent?.has(key)) continue;
     wanted.set(w.parent.object, (wanted.get(w.parent.object) ?? new Set()).add(w.parent.externalId));
   }
   for (const [object, ids] of wanted) {
-    for (const [externalId, id] of await lookup(object, [...ids])) memo.set(parentMemoKey(object, externalId), id);
+    const found = await lookup(object, [...ids]);
+    for (const [externalId, id] of found) memo.set(parentMemoKey(object, externalId), id);
+    for (const externalId of ids) if (!found.has(externalId)) absent?.add(parentMemoKey(object, externalId));
   }
   return memo;
 }

@@ -24,6 +24,7 @@ import { guardedSteps, type Handler, type HandleEvent, type HandleResult } from 
 import { leaseKeeper } from './lease-keeper.js';
 import { decodeActionFailure } from './payloads.js';
 import { prepareAction, prepareAll, type Prepared, type StoredKey } from './prepare.js';
+import { parentMemo } from './parents.js';
 import { quotaPause } from './quota.js';
 import { repeatOutcome, splitRepeats } from './repeats.js';
 import { completeEntries } from './settle.js';
@@ -138,6 +139,7 @@ export function engineContext(options: SyncOptions, telemetry: SyncTelemetry = s
     retry: options.retry,
     window: dedupeWindow(ledger, { windowMs, pendingMs: leaseMs, keepMs: options.windowRetentionMs ?? Math.max(DEFAULT_WINDOW_RETENTION_MS, retentionMs ?? 0) }),
     quota: quotaPause({ now, pauseMs: options.quotaPauseMs ?? DEFAULT_QUOTA_PAUSE_MS }),
+    parents: parentMemo({ now }),
     verifiesEveryCreate: () =>
       (verifyAll ??= verify !== 'auto' ? Promise.resolve(verify === 'always') : Promise.resolve(ledger.isDurable?.() ?? false).then((d) => !d, () => true)),
   };

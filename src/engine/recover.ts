@@ -1,20 +1,30 @@
 /**
  * Recovering create-only activities: when a create may already have happened (an ambiguous
- * failure, a takeover of a dead worker's claim, or a ledger that cannot vouch for its history),
- * the open groups' keys are looked up in the CRM first (read-after-write, never search alone);
- * a found key is this action's record (`created`), and only the rest is sent.
+ * failure after the request left, a takeover of a dead worker's claim, or a ledger that cannot
+ * vouch for its history), those groups' keys are looked up in the CRM first (read-after-write,
+ * never search alone); a found key is this action's record (`created`), and only the rest is
+ * sent. A group looked up on its parent and not found is no longer suspect: it is sent without
+ * another lookup unless a later failure makes it suspect again.
  */
-import type { ActivityWrite } from '../adapter.js';
+import { parentMemoKey, type ActivityWrite } from '../adapter.js';
 import type { EngineContext } from './types.js';
 import type { Round } from './round.js';
 
 /** Returns false when nothing is left to send. */
 export async function recoverCreated(ctx: EngineContext, round: Round, call: <T>(fn: () => Promise<T>) => Promise<T>): Promise<boolean> {
-  if (round.batch.op !== 'create' || !round.ambiguous || ctx.adapter.capabilities.nativeActivityUpsert) return round.open().length > 0;
-  const found = await call(() => ctx.adapter.findActivities(round.batch.object, round.open().map((i) => round.writes[i] as ActivityWrite), round.context));
-  for (const i of round.open()) {
-    const recordId = found.get(round.writes[i]!.key);
+  const { suspect, inherited } = round.suspicion;
+  const looked = round.open().filter((i) => suspect.has(round.groups[i]!));
+  if (round.batch.op !== 'create' || looked.length === 0 || ctx.adapter.capabilities.nativeActivityUpsert) return round.open().length > 0;
+  const found = await call(() => ctx.adapter.findActivities(round.batch.object, looked.map((i) => round.writes[i] as ActivityWrite), round.context));
+  for (const i of looked) {
+    const write = round.writes[i] as ActivityWrite;
+    const recordId = found.get(write.key);
     if (recordId) round.results[i] = { ok: true, recordId, created: true };
+    // Not found on a parent the lookup resolved: nothing of it is in the CRM.
+    else if (round.context.memo.has(parentMemoKey(write.parent.object, write.parent.externalId))) {
+      suspect.delete(round.groups[i]!);
+      inherited.delete(round.groups[i]!);
+    }
   }
   return round.open().length > 0;
 }

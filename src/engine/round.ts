@@ -1,7 +1,7 @@
 /**
  * The state of writing one batch: a result slot per group (one write each), which groups are still
- * open (no result yet, or a retryable failure), the attempts made and whether any failure so far
- * may have reached the CRM. Shared by the write, recover and split steps of one batch.
+ * open (no result yet, or a retryable failure), the attempts made and which groups a failure so
+ * far may have written. Shared by the write, recover and split steps of one batch.
  */
 import type { ActivityWrite, BatchContext, RecordWrite, WriteResult } from '../adapter.js';
 import type { Batch } from '../batcher.js';
@@ -12,6 +12,17 @@ export type GroupResult = WriteResult | { ok: false; lost: true };
 
 export const isLost = (r: GroupResult | undefined): r is { ok: false; lost: true } => r !== undefined && 'lost' in r;
 
+/**
+ * Which groups of a batch may have been written without the engine knowing it, shared by the
+ * batch's attempts and halves (keyed by group). `suspect`: possibly written and not looked up
+ * since; `inherited`: the part of that suspicion an earlier holder left (a takeover, a ledger that
+ * cannot vouch for its history), which no request of this batch can clear by not sending.
+ */
+export interface Suspicion {
+  readonly suspect: Set<Held[]>;
+  readonly inherited: Set<Held[]>;
+}
+
 export interface Round {
   readonly batch: Batch<Held>;
   readonly groups: Held[][];
@@ -19,13 +30,17 @@ export interface Round {
   readonly results: (GroupResult | undefined)[];
   /** What the adapter sees: the parent memo and the check before each send. */
   readonly context: BatchContext;
+  readonly suspicion: Suspicion;
   attempts: number;
-  ambiguous: boolean;
+  /** Whether a write request of the current attempt got past `beforeSend` (a failure before that wrote nothing). */
+  writeLeft: boolean;
   /** Indexes of groups still to write. */
   open(): number[];
+  /** These groups (indexes) may have been written. */
+  suspect(indexes: readonly number[]): void;
 }
 
-export function openRound(batch: Batch<Held>, groups: Held[][], context: BatchContext, ambiguous: boolean): Round {
+export function openRound(batch: Batch<Held>, groups: Held[][], context: BatchContext, suspicion: Suspicion): Round {
   const writes = groups.map((group) => {
     const lead = group[0]!;
     const fields = Object.assign({}, ...group.map((i) => i.action.fields)) as RecordWrite['fields'];
@@ -38,5 +53,8 @@ export function openRound(batch: Batch<Held>, groups: Held[][], context: BatchCo
     const r = results[i];
     return !r || (!r.ok && !isLost(r) && r.error.retryable);
   });
-  return { batch, groups, writes, results, context, attempts: 0, ambiguous, open };
+  const suspect = (indexes: readonly number[]) => {
+    for (const i of indexes) suspicion.suspect.add(groups[i]!);
+  };
+  return { batch, groups, writes, results, context, suspicion, attempts: 0, writeLeft: false, open, suspect };
 }

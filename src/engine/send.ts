@@ -11,27 +11,34 @@ import { CrmError } from '../errors.js';
 import { PendingItemsError, withRetry } from '../retry.js';
 import { ClaimLostError } from './lease-keeper.js';
 import { recoverCreated } from './recover.js';
-import { openRound, type GroupResult, type Round } from './round.js';
+import { openRound, type GroupResult, type Round, type Suspicion } from './round.js';
 import type { Call, EngineContext, Held } from './types.js';
 
 export interface SendResult {
   results: GroupResult[];
   attempts: number;
-  ambiguous: boolean;
 }
 
+/**
+ * Adapters seen calling `beforeSend` before their write requests. Only for those does a failure
+ * before any write left (a parent read, a lookup) prove nothing was written; for any other adapter
+ * every ambiguous failure counts as possibly written.
+ */
+const gatedAdapters = new WeakSet<object>();
+
 /** Run `fn` once every open group's claim is confirmed; a lost claim drops its group and runs `fn` for the rest. */
-function guarded(ctx: EngineContext, call: Call, round: Round) {
+function guarded(ctx: EngineContext, round: Round, confirm: () => Promise<void>) {
   return async <T>(fn: () => Promise<T>): Promise<T> => {
     for (;;) {
       try {
-        await round.context.beforeSend!();
+        await confirm();
+        round.writeLeft = false;
         return await fn();
       } catch (err) {
         if (err instanceof ClaimLostError && round.open().length > 0) continue;
         if (err instanceof ClaimLostError) throw err;
         const crm = err instanceof CrmError ? err : ctx.adapter.classifyError(err);
-        if (crm.ambiguous) round.ambiguous = true;
+        if (crm.ambiguous && (round.writeLeft || !gatedAdapters.has(ctx.adapter))) round.suspect(round.open());
         throw crm;
       }
     }
@@ -55,34 +62,42 @@ async function attempt(ctx: EngineContext, round: Round, call: ReturnType<typeof
     // A 2xx that omits an input's result may still have written it: possibly written.
     const r = res[j] ?? { ok: false as const, error: new CrmError('the CRM returned no result for this input', { vendor: ctx.adapter.name, kind: 'transient', ambiguous: true }) };
     round.results[wi] = r;
-    if (!r.ok && r.error.retryable) {
-      retryable ??= r.error;
-      if (r.error.ambiguous) round.ambiguous = true;
-    }
+    if (!r.ok && r.error.ambiguous) round.suspect([wi]);
+    if (!r.ok && r.error.retryable) retryable ??= r.error;
   });
   if (retryable) throw new PendingItemsError(retryable);
 }
 
-export async function sendGroups(ctx: EngineContext, call: Call, batch: Batch<Held>, groups: Held[][], memo: Map<string, string>, ambiguous: boolean): Promise<SendResult> {
-  // After a takeover the dead worker's create may have committed, and a ledger that cannot vouch
-  // for its history may have forgotten one: look before creating.
-  const beforeSend = async () => {
+/** The parents a batch knows (`memo`) and knows absent (`absent`), shared by its attempts and halves. */
+export type BatchParents = Pick<BatchContext, 'memo' | 'absent'>;
+
+/**
+ * Write these groups of a batch; `suspicion` says which may already be written (looked up before
+ * creating) and collects the groups a failure may have written.
+ */
+export async function sendGroups(ctx: EngineContext, call: Call, batch: Batch<Held>, groups: Held[][], parents: BatchParents, suspicion: Suspicion): Promise<SendResult> {
+  const confirm = async () => {
     const open = round.open();
     const lost = await call.keeper.confirm(open.flatMap((i) => groups[i]!.map((item) => item.key)));
     if (lost.size === 0) return;
     for (const i of open) if (groups[i]!.some((item) => lost.has(item.key))) round.results[i] = { ok: false, lost: true };
     throw new ClaimLostError([...lost]);
   };
-  const context: BatchContext = { memo, beforeSend };
-  const round = openRound(batch, groups, context, ambiguous || call.verifyAll || groups.some((g) => g[0]!.recovered));
+  const beforeSend = async () => {
+    await confirm();
+    round.writeLeft = true;
+    gatedAdapters.add(ctx.adapter);
+  };
+  const context: BatchContext = { ...parents, beforeSend };
+  const round = openRound(batch, groups, context, suspicion);
   try {
-    const send = guarded(ctx, call, round);
+    const send = guarded(ctx, round, confirm);
     await withRetry(() => attempt(ctx, round, send), { ...ctx.retry, sleep: ctx.sleep });
   } catch (err) {
     if (!(err instanceof PendingItemsError) && !(err instanceof ClaimLostError)) await settleWholeFailure(ctx, call, round, err);
   }
   const notAttempted = () => ({ ok: false as const, error: new CrmError('write was not attempted', { vendor: ctx.adapter.name, kind: 'transient' }) });
-  return { results: round.results.map((r) => r ?? notAttempted()), attempts: round.attempts, ambiguous: round.ambiguous };
+  return { results: round.results.map((r) => r ?? notAttempted()), attempts: round.attempts };
 }
 
 /** A whole-call failure: a quota error pauses the Sync; a splittable 4xx is split in halves; else every open group fails with it. */
@@ -96,9 +111,8 @@ async function settleWholeFailure(ctx: EngineContext, call: Call, round: Round, 
   }
   const half = Math.ceil(pending.length / 2);
   for (const part of [pending.slice(0, half), pending.slice(half)]) {
-    const sub = await sendGroups(ctx, call, round.batch, part.map((i) => round.groups[i]!), round.context.memo, false);
+    const sub = await sendGroups(ctx, call, round.batch, part.map((i) => round.groups[i]!), round.context, round.suspicion);
     part.forEach((wi, j) => (round.results[wi] = sub.results[j]));
     round.attempts += sub.attempts;
-    round.ambiguous ||= sub.ambiguous;
   }
 }

@@ -14,6 +14,7 @@ import type { LedgerClock } from '../ledger/clock.js';
 import type { LedgerBackend } from '../ledger/types.js';
 import type { Outcome, OutcomeStatus } from '../outcome.js';
 import type { RetryOptions } from '../retry.js';
+import type { ParentMemo } from './parents.js';
 import type { QuotaPause } from './quota.js';
 
 export interface Planned {
@@ -72,6 +73,8 @@ export interface EngineContext {
   readonly retry?: RetryOptions;
   readonly window: DedupeWindow;
   readonly quota: QuotaPause;
+  /** Parent ids and absences this Sync saw a moment ago (parents.ts). */
+  readonly parents: ParentMemo;
   /** Whether every create must be looked up first (`verifyCreates`), decided once. */
   verifiesEveryCreate(): Promise<boolean>;
 }

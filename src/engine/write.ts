@@ -8,26 +8,68 @@
  */
 import { parentMemoKey } from '../adapter.js';
 import { planBatches, runPool, type Batch } from '../batcher.js';
+import type { CrmError } from '../errors.js';
 import type { OutcomeStatus } from '../outcome.js';
-import { isLost } from './round.js';
-import { sendGroups } from './send.js';
+import { isLost, type Suspicion } from './round.js';
+import { sendGroups, type BatchParents } from './send.js';
 import { completeEntries, failEntries, releaseEntries } from './settle.js';
 import { WRITTEN, type Call, type Decided, type EngineContext, type Held } from './types.js';
 
-/** Parents upserted earlier in this call need no read: their ids were just confirmed by the CRM. */
-function seedMemo(batch: Batch<Held>, written: ReadonlyMap<string, string>): Map<string, string> {
-  const memo = new Map<string, string>();
+/** The vendor code adapters give an activity whose parent record does not exist. */
+const PARENT_NOT_FOUND = 'PARENT_NOT_FOUND';
+
+/**
+ * Parents upserted earlier in this call need no read: their ids were just confirmed by the CRM;
+ * nor do parents this Sync wrote or read a moment ago. Parents it found absent a moment ago are
+ * not read again when nothing else in the batch needs a read: their activities fail as
+ * parent-missing at once (retryable later), without a request.
+ */
+function seedParents(ctx: EngineContext, batch: Batch<Held>, written: ReadonlyMap<string, string>): Required<BatchParents> {
+  const keys = new Set<string>();
   for (const group of batch.groups) {
     const parent = group[0]!.action.target;
-    const id = parent && written.get(parentMemoKey(parent.object, parent.externalId));
-    if (id) memo.set(parentMemoKey(parent.object, parent.externalId), id);
+    if (parent) keys.add(parentMemoKey(parent.object, parent.externalId));
   }
-  return memo;
+  const seeded = ctx.parents.seed(keys);
+  for (const key of keys) {
+    const id = written.get(key);
+    if (id) {
+      seeded.memo.set(key, id);
+      seeded.absent.delete(key);
+    }
+  }
+  // A batch that reads some parent anyway reads the held ones in the same request, for free.
+  for (const key of keys) if (!seeded.memo.has(key) && !seeded.absent.has(key)) seeded.absent.clear();
+  return seeded;
+}
+
+/** What the batch learnt about parents, kept for this Sync's later calls. */
+function learnParents(ctx: EngineContext, parents: Required<BatchParents>, seeded: { memo: ReadonlySet<string>; absent: ReadonlySet<string> }): void {
+  for (const [key, id] of parents.memo) if (!seeded.memo.has(key)) ctx.parents.known(key, id);
+  for (const key of parents.absent) if (!seeded.absent.has(key)) ctx.parents.missing(key);
+}
+
+/**
+ * Whether a failed group may have reached the CRM. One failed as parent-missing whose parent was
+ * never found in this batch (the memo only grows, so no attempt had its id) was never sent: only
+ * what an earlier holder left can have written it, whatever else went wrong in the batch.
+ */
+function possiblyWritten(batch: Batch<Held>, group: Held[], error: CrmError, parents: Required<BatchParents>, suspicion: Suspicion): boolean {
+  const parent = group[0]!.action.target;
+  const neverSent = batch.op === 'create' && error.vendorCode === PARENT_NOT_FOUND && parent !== undefined && parents.absent.has(parentMemoKey(parent.object, parent.externalId));
+  return (neverSent ? suspicion.inherited : suspicion.suspect).has(group);
 }
 
 async function writeBatch(ctx: EngineContext, call: Call, batch: Batch<Held>, written: ReadonlyMap<string, string>): Promise<Decided[]> {
-  const { results, attempts, ambiguous } = await sendGroups(ctx, call, batch, batch.groups, seedMemo(batch, written), false);
-  const out = { done: [] as Decided[], failed: [] as Decided[], refused: [] as Decided[], lost: [] as Decided[] };
+  const parents = seedParents(ctx, batch, written);
+  const seeded = { memo: new Set(parents.memo.keys()), absent: new Set(parents.absent) };
+  // After a takeover the dead worker's create may have committed, and a ledger that cannot vouch
+  // for its history may have forgotten one: look before creating.
+  const inherited = new Set(batch.groups.filter((g) => call.verifyAll || g[0]!.recovered));
+  const suspicion: Suspicion = { suspect: new Set(inherited), inherited };
+  const { results, attempts } = await sendGroups(ctx, call, batch, batch.groups, parents, suspicion);
+  if (batch.op === 'create') learnParents(ctx, parents, seeded);
+  const out = { done: [] as Decided[], failed: [] as Decided[], unsent: [] as Decided[], refused: [] as Decided[], lost: [] as Decided[] };
   batch.groups.forEach((group, g) => {
     const r = results[g]!;
     group.forEach((item, position) => {
@@ -39,16 +81,17 @@ async function writeBatch(ctx: EngineContext, call: Call, batch: Batch<Held>, wr
       }
       const decided = { item, outcome: { key: item.key, status: 'failed' as const, error: r.error.toJSON(), attempts } };
       // Refused credentials wrote nothing: give the claims back instead of recording a failure.
-      (r.error.kind === 'auth' ? out.refused : out.failed).push(decided);
+      (r.error.kind === 'auth' ? out.refused : possiblyWritten(batch, group, r.error, parents, suspicion) ? out.failed : out.unsent).push(decided);
     });
   });
   await completeEntries(ctx, call, out.done);
-  await failEntries(ctx, call, out.failed, ambiguous);
+  await failEntries(ctx, call, out.failed, true);
+  await failEntries(ctx, call, out.unsent, false);
   // Lost claims belong to another worker now; the still-held ones of the same groups go back.
   const stillHeld = out.lost.filter((d) => !call.keeper.lost(d.item.key));
   await releaseEntries(ctx, call, [...out.refused, ...stillHeld].map((d) => d.item as Held));
   call.keeper.drop(out.lost.map((d) => d.item.key));
-  const all = [...out.done, ...out.failed, ...out.refused, ...out.lost];
+  const all = [...out.done, ...out.failed, ...out.unsent, ...out.refused, ...out.lost];
   const slotted = all.filter((d) => (d.item as Held).slot);
   call.keeper.dropSlots(slotted.map((d) => (d.item as Held).slot!.id));
   await ctx.window.settle(slotted.map((d) => ({ slot: (d.item as Held).slot!, written: d.outcome.status !== 'failed' && d.outcome.status !== 'in_flight' })), await ctx.clock.now());
@@ -63,7 +106,12 @@ export async function writeStage(ctx: EngineContext, call: Call, items: readonly
     const start = decided.length;
     await runPool(batches.filter((b) => b.op === op).map((b) => async () => void decided.push(...(await writeBatch(ctx, call, b, written)))), ctx.concurrency);
     if (op !== 'upsert') continue;
-    for (const d of decided.slice(start)) if (d.outcome.recordId && WRITTEN.has(d.outcome.status)) written.set(parentMemoKey(d.item.object, d.item.action.externalId!), d.outcome.recordId);
+    for (const d of decided.slice(start)) {
+      if (!d.outcome.recordId || !WRITTEN.has(d.outcome.status)) continue;
+      const key = parentMemoKey(d.item.object, d.item.action.externalId!);
+      written.set(key, d.outcome.recordId);
+      ctx.parents.known(key, d.outcome.recordId);
+    }
   }
   return decided;
 }

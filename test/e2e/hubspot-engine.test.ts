@@ -67,7 +67,8 @@ describe.each(fronts)('createSync with hubspotAdapter over %s', (front) => {
     h = await harness(front);
     // counts the reads of the failure path alone (a durable ledger's setting)
     const sync = createSync({ adapter: h.adapter, ledger: openLedger('memory:'), retry: fast, verifyCreates: 'after-failure' });
-    await sync.applyMany([upsert(1), upsert(2)]);
+    // Contacts another process wrote: this Sync must read them.
+    await createSync({ adapter: h.adapter, ledger: openLedger('memory:') }).applyMany([upsert(1), upsert(2)]);
     h.fake.failNext('server_error', { endpoint: 'notes/batch/create' });
     h.fake.failNext('lost_response', { endpoint: 'notes/batch/create' });
     const outcomes = await sync.applyMany([noteOn('evt-p1', 'C-1'), noteOn('evt-p2', 'C-2')]);
@@ -101,7 +102,8 @@ describe.each(fronts)('createSync with hubspotAdapter over %s', (front) => {
     h = await harness(front);
     // a durable ledger's setting: the only lookup is the one the missing result calls for
     const sync = createSync({ adapter: h.adapter, ledger: openLedger('memory:'), retry: fast, verifyCreates: 'after-failure' });
-    await sync.applyMany([upsert(1), upsert(2), upsert(3)]);
+    // Contacts another process wrote: this Sync must read them.
+    await createSync({ adapter: h.adapter, ledger: openLedger('memory:') }).applyMany([upsert(1), upsert(2), upsert(3)]);
     h.fake.core.resetLog();
     h.fake.failNext('missing_result', { endpoint: 'notes/batch/create' });
     const outcomes = await sync.applyMany([noteOn('evt-m1', 'C-1'), noteOn('evt-m2', 'C-2'), noteOn('evt-m3', 'C-3')]);

@@ -1,0 +1,31 @@
+/** The per-Sync parent memo: known ids and held absences expire, a write ends a hold, the size is bounded. */
+import { describe, expect, it } from 'vitest';
+import { parentMemo } from '../../../src/engine/parents.js';
+
+describe('parentMemo', () => {
+  it('holds an absent parent until its time runs out or an id for it is learnt', () => {
+    let now = 1_000;
+    const memo = parentMemo({ now: () => now, absentMs: 2_000, knownMs: 60_000 });
+    memo.missing('contact\u0000C-1');
+    memo.missing('contact\u0000C-2');
+    expect([...memo.seed(['contact\u0000C-1', 'contact\u0000C-2']).absent]).toEqual(['contact\u0000C-1', 'contact\u0000C-2']);
+    memo.known('contact\u0000C-2', '42');
+    now += 1_999;
+    expect(memo.seed(['contact\u0000C-1', 'contact\u0000C-2'])).toEqual({ memo: new Map([['contact\u0000C-2', '42']]), absent: new Set(['contact\u0000C-1']) });
+    now += 1;
+    expect(memo.seed(['contact\u0000C-1']).absent.size).toBe(0);
+  });
+
+  it('forgets known ids after knownMs, drops the oldest entries beyond max, and a miss replaces a known id', () => {
+    let now = 0;
+    const memo = parentMemo({ now: () => now, knownMs: 1_000, max: 2 });
+    memo.known('a', '1');
+    memo.known('b', '2');
+    memo.known('c', '3');
+    expect([...memo.seed(['a', 'b', 'c']).memo.keys()]).toEqual(['b', 'c']);
+    memo.missing('b');
+    expect(memo.seed(['b'])).toEqual({ memo: new Map(), absent: new Set(['b']) });
+    now = 1_000;
+    expect(memo.seed(['c']).memo.size).toBe(0);
+  });
+});
