@@ -99,7 +99,7 @@ export async function workerCommand(flags: WorkerFlags): Promise<number> {
     process.stdout.write(`${JSON.stringify({ command: 'worker', queue: target.name, concurrency, sources: Object.keys(handlers), status: 'ready' })}\n`);
     const stop = await Promise.race([signals.signal, authStop.then((message) => ({ message }))]);
     if (typeof stop === 'object') {
-      process.stderr.write(`crm-upsert: stopped: ${stop.message}; the jobs stay on the queue for a worker with a valid token\n`);
+      process.stderr.write(`crm-upsert: stopped: ${stop.message}\ncrm-upsert: the jobs stay on the queue, no attempt spent: start the worker again with a valid token\n`);
       await qw.close();
       process.stdout.write(`${JSON.stringify({ command: 'worker', queue: target.name, ...qw.stats(), stopped: 'auth', durationMs: Date.now() - started, exitCode: ExitCode.usage })}\n`);
       return ExitCode.usage;

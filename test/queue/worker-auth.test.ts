@@ -45,7 +45,7 @@ describe.skipIf(redis === undefined)('crm-upsert worker with a refused token', (
     const { code } = await refused.done;
     expect(code).toBe(2);
     expect(refused.stderr()).toContain('crm-upsert: stopped: the token in HUBSPOT_ACCESS_TOKEN was refused by HubSpot (HTTP 401): set a current access token.');
-    expect(refused.stderr()).toContain('the jobs stay on the queue');
+    expect(refused.stderr()).toContain('crm-upsert: the jobs stay on the queue, no attempt spent: start the worker again with a valid token');
     expect(refused.stderr()).not.toContain('pat-na1-revoked');
     expect(JSON.parse(refused.stdout().trim().split('\n').pop()!)).toMatchObject({ command: 'worker', stopped: 'auth', exitCode: 2, completed: 0, failed: 0 });
 
