@@ -2,7 +2,8 @@
  * The 429-only path of an event job, made deterministic: an in-memory CRM answers the first N
  * contact upserts with 429 and the engine retries nothing by itself, so each of those runs ends
  * with only rate-limited failures. The job must go back to wait each time without spending an
- * attempt (it has fewer attempts than 429s), then complete with one contact and one note.
+ * attempt (it has fewer attempts than 429s), then complete with one contact and one note. A job
+ * with another failure beside its 429s spends its attempt as any failing job does.
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { createSync } from '../../src/engine/index.js';
@@ -68,5 +69,33 @@ describe.skipIf(redis === undefined)('an event job that only met 429s', () => {
     // Four runs, one attempt: only the run that completed counted.
     expect(job!.attemptsStarted).toBe(RATE_LIMITED + 1);
     expect(job!.attemptsMade).toBe(1);
+  });
+
+  it('spends an attempt when a failure other than a 429 comes with it', async () => {
+    const crm = memoryCrm({ retryAfterMs: 20 });
+    crm.failNext('rate_limited', { times: 1, op: 'upsert' });
+    const tq = testQueue(redis!);
+    const watch = watchRateLimits(crm.adapter);
+    const sync = createSync({ adapter: watch.adapter, ledger: openLedger(tq.ledgerUrl), leaseMs: 60_000, retry: { retries: 0, maxRateLimitWaits: 0 }, sleep: async () => undefined });
+    // The note is on a contact nobody writes: its failure is not the 429's doing.
+    const handler: EventHandler = () => [
+      { op: 'upsert', object: 'contact', externalId: 'rl-mixed', fields: { email: 'mixed@example.com' } },
+      { op: 'create', object: 'note', target: { object: 'contact', externalId: 'rl-nobody' }, fields: { body: 'orphan' } },
+    ];
+    const worker = startWorker({ sync, queue: tq.target, handlers: { tickets: handler }, concurrency: 1, lingerMs: 0, leaseMs: 60_000, rateLimits: watch, rateLimitWaitMs: 50 });
+    cleanup.push(async () => {
+      await worker.close();
+      await sync.close();
+      await tq.drop();
+    });
+    const event = ticketEvent(7_001);
+    await addEvents(tq.queue, [event], { attempts: 1 });
+    await worker.ready();
+    await drained(tq.queue, 15_000);
+    const job = await tq.queue.getJob(eventJobId(event));
+    expect(await job!.getState()).toBe('failed');
+    expect(job!.attemptsMade).toBe(1);
+    expect(job!.failedReason).toContain('429');
+    expect(worker.stats()).toMatchObject({ failed: 1, rateLimited: 0 });
   });
 });
