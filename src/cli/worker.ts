@@ -5,6 +5,10 @@
  * `sync --queue` through applyMany. A signal drains: no new job starts, the running ones finish,
  * then the worker exits 143 (SIGTERM) or 130 (SIGINT); a second signal exits at once (its
  * running jobs go back to the queue after the lock expires and replay from the ledger).
+ *
+ * When the CRM refuses the token (401/403), every job would fail alike and spend its attempts:
+ * the worker sends nothing more, puts the jobs it is running back on the queue (delayed, no
+ * attempt spent), and exits 2 naming the token's variable.
  */
 import { dirname, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -13,6 +17,8 @@ import { redact } from '../errors.js';
 import { watchRateLimits } from '../queue/rate-limits.js';
 import type { EventHandler } from '../queue/run-event.js';
 import { startWorker } from '../queue/worker.js';
+import { guardAdapter } from './adapter-guard.js';
+import { authFix } from './auth-hint.js';
 import { buildAdapter, ledgerUrl, loadConfig, openLedgerOrExit, type Config } from './config.js';
 import { ExitCode, UsageError } from './exit.js';
 import { queueSettings, queueTarget } from './queue.js';
@@ -63,7 +69,11 @@ export async function workerCommand(flags: WorkerFlags): Promise<number> {
   const target = queueTarget(config, settings);
   const handlers = await loadHandlers(config, flags.config);
   await preflight(config, flags);
-  const watch = watchRateLimits(await buildAdapter(config));
+  let refused!: (message: string) => void;
+  const authStop = new Promise<string>((r) => (refused = r));
+  // Only the token trips it: an unreachable CRM is left to BullMQ's retries and backoff.
+  const guard = guardAdapter(await buildAdapter(config), { unreachableAfter: Number.POSITIVE_INFINITY, onTrip: (_, error) => refused(authFix(config, error)) });
+  const watch = watchRateLimits(guard.adapter);
   const leaseMs = config.leaseMs ?? DEFAULT_CLI_LEASE_MS;
   const sync = createSync({
     adapter: watch.adapter,
@@ -76,7 +86,7 @@ export async function workerCommand(flags: WorkerFlags): Promise<number> {
   const qw = startWorker({
     sync, queue: target, handlers, concurrency, lingerMs: settings.lingerMs, maxBatchActions: settings.maxBatchActions, leaseMs,
     inFlightDelayMs: settings.inFlightDelayMs, lockDurationMs: settings.lockDurationMs, stalledIntervalMs: settings.stalledIntervalMs,
-    rateLimits: watch, name: `crm-upsert-${process.pid}`,
+    rateLimits: watch, name: `crm-upsert-${process.pid}`, holdWhen: () => guard.tripped() !== undefined,
   });
   try {
     let timer: NodeJS.Timeout | undefined;
@@ -87,7 +97,14 @@ export async function workerCommand(flags: WorkerFlags): Promise<number> {
       return ExitCode.infra;
     }
     process.stdout.write(`${JSON.stringify({ command: 'worker', queue: target.name, concurrency, sources: Object.keys(handlers), status: 'ready' })}\n`);
-    const signal = await signals.signal;
+    const stop = await Promise.race([signals.signal, authStop.then((message) => ({ message }))]);
+    if (typeof stop === 'object') {
+      process.stderr.write(`crm-upsert: stopped: ${stop.message}\ncrm-upsert: the jobs stay on the queue, no attempt spent: start the worker again with a valid token\n`);
+      await qw.close();
+      process.stdout.write(`${JSON.stringify({ command: 'worker', queue: target.name, ...qw.stats(), stopped: 'auth', durationMs: Date.now() - started, exitCode: ExitCode.usage })}\n`);
+      return ExitCode.usage;
+    }
+    const signal = stop;
     process.stderr.write(`crm-upsert: ${signal}: finishing the jobs in progress, then stopping (send again to exit now)\n`);
     await qw.close();
     const code = signal === 'SIGINT' ? ExitCode.sigint : ExitCode.sigterm;

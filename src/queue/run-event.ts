@@ -6,7 +6,8 @@
  *   completed, replayed   the job completes (a redelivered or stalled job replays: 0 CRM calls)
  *   in_flight             another worker holds the event: the job is delayed and runs again
  *   failed                the job throws: BullMQ retries it with backoff, then keeps it failed
- *   failed by 429s only   the queue is rate-limited and the job goes back to wait (no attempt spent)
+ *   failed by 429s only   the queue is rate-limited and the job goes back to wait (no attempt spent);
+ *                         an activity whose parent record got the 429 counts as one of them
  */
 import { DelayedError, RateLimitError, UnrecoverableError, type Job } from 'bullmq';
 import { guardedSteps, type HandleContext, type HandlerAction, type HandleResult } from '../engine/guarded.js';
@@ -51,10 +52,23 @@ export function failureReason(result: HandleResult): string {
   return `${bad.length} of ${result.outcomes.length} actions did not complete: ${why}`;
 }
 
-const onlyRateLimited = (result: HandleResult) => {
-  const bad = result.outcomes.filter((o) => o.status !== 'created' && o.status !== 'updated' && o.status !== 'unchanged' && o.status !== 'replayed' && o.status !== 'suppressed');
-  return bad.length > 0 && bad.every((o) => o.status === 'failed' && o.error?.status === 429);
-};
+const SETTLED = new Set(['created', 'updated', 'unchanged', 'replayed', 'suppressed']);
+const refKey = (object: string, externalId: string) => `${object}\u0000${externalId}`;
+
+/**
+ * Every failure is a 429, or an activity attached to a record of this event that got one (its
+ * parent was never written, so it could not be either): waiting out the limit is all it needs.
+ */
+function onlyRateLimited(result: HandleResult, actions: readonly HandlerAction[]): boolean {
+  const is429 = (o: Outcome) => o.status === 'failed' && o.error?.status === 429;
+  const limited = new Set<string>();
+  result.outcomes.forEach((o, i) => {
+    const a = actions[i];
+    if (is429(o) && a?.op === 'upsert' && a.externalId) limited.add(refKey(a.object, a.externalId));
+  });
+  const bad = result.outcomes.map((o, i) => ({ o, a: actions[i] })).filter(({ o }) => !SETTLED.has(o.status));
+  return bad.some(({ o }) => is429(o)) && bad.every(({ o, a }) => is429(o) || (o.status === 'failed' && a?.target !== undefined && limited.has(refKey(a.target.object, a.target.externalId))));
+}
 
 function eventOf(job: Job): EventJobData {
   const data = job.data as Partial<EventJobData> | undefined;
@@ -78,8 +92,9 @@ export async function runEventJob(ctx: EventRunContext, job: Job, token: string 
     },
   });
   let result: HandleResult;
+  let actions: readonly HandlerAction[] = [];
   try {
-    result = await steps.handle({ source: data.source, eventId: data.eventId, ...(data.occurredAt ? { occurredAt: data.occurredAt } : {}) }, (hctx) => handler(data.payload, hctx));
+    result = await steps.handle({ source: data.source, eventId: data.eventId, ...(data.occurredAt ? { occurredAt: data.occurredAt } : {}) }, async (hctx) => (actions = (await handler(data.payload, hctx)) ?? []));
   } catch (err) {
     // Retrying cannot fix an event id bound to another identity or an event without an id.
     if (err instanceof CrmSyncError && (err.code === ErrorCode.keyConflict || err.code === ErrorCode.validation)) throw new UnrecoverableError(redact(err.message));
@@ -92,7 +107,7 @@ export async function runEventJob(ctx: EventRunContext, job: Job, token: string 
     throw new DelayedError();
   }
   if (result.status === 'failed') {
-    if (onlyRateLimited(result)) {
+    if (onlyRateLimited(result, actions)) {
       await ctx.rateLimit(ctx.rateLimitWaitMs);
       throw new RateLimitError();
     }

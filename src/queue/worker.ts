@@ -6,7 +6,7 @@
  * starts, the running ones finish. A job BullMQ hands out twice (a stalled worker's job) meets the
  * ledger the second time: its work replays with 0 CRM calls.
  */
-import { Queue, UnrecoverableError, Worker, type Job } from 'bullmq';
+import { DelayedError, Queue, UnrecoverableError, Worker, type Job } from 'bullmq';
 import type { Sync } from '../engine/index.js';
 import { ledgerClock } from '../ledger/clock.js';
 import { coalescer, type Coalescer } from './coalesce.js';
@@ -42,6 +42,12 @@ export interface StartWorkerOptions {
   rateLimits?: RateLimitSource;
   /** Pause after a job whose only failures were 429s, when the CRM named no wait, ms. Default 10,000. */
   rateLimitWaitMs?: number;
+  /**
+   * Checked as each job's run ends: while it returns true the job goes back to the delayed set
+   * (for `inFlightDelayMs`) instead of completing or failing, and spends no attempt. For a fault
+   * every job would meet alike, such as the CRM refusing the token. Default: never.
+   */
+  holdWhen?: () => boolean;
   /** This worker's name in BullMQ (shown on the jobs it ran). */
   name?: string;
 }
@@ -50,7 +56,7 @@ export interface WorkerStats {
   completed: number;
   /** Attempts that threw (each retried by BullMQ, or kept in the failed set after the last). */
   failed: number;
-  /** Runs put back because another worker held their event or lines. */
+  /** Runs put back because another worker held their event or lines, or because `holdWhen` said so. */
   delayed: number;
   /** Runs put back because of the CRM's rate limit. */
   rateLimited: number;
@@ -79,12 +85,28 @@ function processor(o: StartWorkerOptions, queue: Queue, batch: Coalescer, active
     rateLimit: (ms: number) => queue.rateLimit(ms), rateLimitWaitMs: o.rateLimitWaitMs ?? DEFAULT_RATE_LIMIT_WAIT_MS,
   };
   const chunkCtx = { coalescer: batch, queue, inFlightDelayMs };
+  const run = async (job: Job, token?: string) => {
+    if (job.name === EVENT_JOB) return await runEventJob(eventCtx, job, token);
+    if (job.name === CHUNK_JOB) return await runChunkJob(chunkCtx, job, token);
+    throw new UnrecoverableError(`unknown job name "${job.name}" (expected "${EVENT_JOB}" or "${CHUNK_JOB}")`);
+  };
+  const holdBack = async (job: Job, token?: string): Promise<never> => {
+    await job.moveToDelayed(Date.now() + inFlightDelayMs, token);
+    throw new DelayedError();
+  };
   return async (job: Job, token?: string) => {
     active.n += 1;
     try {
-      if (job.name === EVENT_JOB) return await runEventJob(eventCtx, job, token);
-      if (job.name === CHUNK_JOB) return await runChunkJob(chunkCtx, job, token);
-      throw new UnrecoverableError(`unknown job name "${job.name}" (expected "${EVENT_JOB}" or "${CHUNK_JOB}")`);
+      let result: Awaited<ReturnType<typeof run>>;
+      try {
+        result = await run(job, token);
+      } catch (err) {
+        const putBack = (err as Error).name === 'DelayedError' || (err as Error).name === 'RateLimitError' || err instanceof UnrecoverableError;
+        if (!putBack && o.holdWhen?.()) return await holdBack(job, token);
+        throw err;
+      }
+      if (o.holdWhen?.()) return await holdBack(job, token);
+      return result;
     } catch (err) {
       // DelayedError and RateLimitError put the job back without a 'failed' event: count them here.
       if ((err as Error).name === 'DelayedError') stats.delayed += 1;
