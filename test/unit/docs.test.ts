@@ -1,0 +1,44 @@
+/**
+ * The docs shipped in the package stand alone: they cite no source or test file (those are not
+ * in the package; architecture.md, for contributors, is left out of it), every relative link
+ * points at a shipped doc or an anchor that exists, and the benchmarks' files are named as the
+ * repository's.
+ */
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+
+const ROOT = join(import.meta.dirname, '..', '..');
+const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { files: string[] };
+const excluded = new Set(pkg.files.filter((f) => f.startsWith('!')).map((f) => f.slice(1)));
+const shipped = readdirSync(join(ROOT, 'docs')).filter((f) => f.endsWith('.md') && !excluded.has(`docs/${f}`)).map((f) => `docs/${f}`);
+const docs = ['README.md', ...shipped].map((path) => ({ path, text: readFileSync(join(ROOT, path), 'utf8') }));
+
+/** GitHub's anchor of a heading. */
+const anchorOf = (heading: string) => heading.trim().toLowerCase().replace(/[^\p{L}\p{N} _-]/gu, '').replace(/ /g, '-');
+const anchors = new Map(docs.map((d) => [d.path, new Set([...d.text.matchAll(/^#{1,6} (.+)$/gm)].map((m) => anchorOf(m[1]!)))]));
+
+describe('shipped docs', () => {
+  it('leave the contributors page out of the package', () => {
+    expect(excluded.has('docs/architecture.md')).toBe(true);
+    expect(shipped).toContain('docs/guarantees.md');
+  });
+
+  it.each(docs.map((d) => [d.path, d.text]))('%s cites no file of the repository that the package does not ship', (_path, text) => {
+    const cited = [...text.matchAll(/`([^`\n]*\b(?:src|test|adapters|schemas)\/[^`\n]*)`/g)].map((m) => m[1]!);
+    const bench = [...text.matchAll(/[^\n]{0,40}`bench\/[^`\n]+`/g)].map((m) => m[0]).filter((line) => !/repository's/.test(line));
+    expect([...cited, ...bench]).toEqual([]);
+  });
+
+  it.each(docs.map((d) => [d.path, d.text]))('%s links only to shipped docs and to headings that exist', (path, text) => {
+    const broken = [...text.matchAll(/\]\(([^)#\s]*)(#[^)\s]*)?\)/g)].flatMap((m) => {
+      const [, file, hash] = m;
+      if (/^[a-z]+:/.test(file!)) return [];
+      const target = file === '' ? path : join(path === 'README.md' ? '' : 'docs', file!).replace(/\\/g, '/');
+      if (!anchors.has(target)) return [`${m[0]}: ${target} is not a shipped doc`];
+      if (hash && !anchors.get(target)!.has(hash.slice(1))) return [`${m[0]}: no heading ${hash} in ${target}`];
+      return [];
+    });
+    expect(broken).toEqual([]);
+  });
+});
