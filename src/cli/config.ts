@@ -7,6 +7,7 @@ import { readFile } from 'node:fs/promises';
 import { composeConfigSchema, type CoreConfig } from '../../schemas/config.js';
 import { formatZodIssues } from '../../schemas/parse.js';
 import type { CrmAdapter } from '../adapter.js';
+import type { SyncOptions } from '../engine/index.js';
 import type { RateBudget } from '../rate-budget.js';
 import { ConfigError, registerSecret } from '../errors.js';
 import { openLedger, type OpenLedgerOptions } from '../ledger/index.js';
@@ -95,6 +96,24 @@ function buildVendorAdapter(config: Config, env: NodeJS.ProcessEnv, rateBudget?:
 /** The ledger URL in effect: --ledger wins over the config. */
 export function ledgerUrl(config: Pick<Config, 'ledger'> | undefined, flag: string | undefined): string {
   return flag ?? config?.ledger ?? 'sqlite:.crm-upsert/ledger.db';
+}
+
+/** The CLI's claim lease: short, so lines in progress in a killed run are retried a minute later. */
+export const DEFAULT_CLI_LEASE_MS = 60_000;
+
+/** The engine settings a config carries: everything `createSync` takes besides the adapter and the ledger. */
+export function engineSettings(config: Config): Required<Pick<SyncOptions, 'dedupeWindowMs' | 'leaseMs' | 'requireOccurredAt' | 'verifyCreates'>> {
+  return {
+    dedupeWindowMs: config.dedupeWindowMs,
+    leaseMs: config.leaseMs ?? DEFAULT_CLI_LEASE_MS,
+    requireOccurredAt: config.requireOccurredAt,
+    verifyCreates: config.verifyCreates,
+  };
+}
+
+/** The config's ledger (`--ledger` wins), opened with its `ledgerOptions`. */
+export function openConfigLedger(config: Config, flag: string | undefined): LedgerBackend {
+  return openLedgerOrExit(ledgerUrl(config, flag), config.ledgerOptions ?? {});
 }
 
 /** Open the ledger at `url` with the config's `ledgerOptions`; a bad URL is a usage error. */

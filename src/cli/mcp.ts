@@ -9,11 +9,11 @@ import { InvalidArgumentError } from 'commander';
 import { isMissingPackage } from '../../adapters/kit/vendor-sdk.js';
 import { createSync, type Sync } from '../engine/index.js';
 import { ConfigError, redact } from '../errors.js';
-import { buildAdapter, ledgerUrl, loadConfig, openLedgerOrExit, type Config } from './config.js';
+import { buildAdapter, engineSettings, ledgerUrl, loadConfig, openConfigLedger, type Config } from './config.js';
 import { ExitCode, UsageError } from './exit.js';
 import { checkLedgerTarget } from './preflight.js';
 import { vendorOf } from './vendors.js';
-import { DEFAULT_CLI_LEASE_MS, settleWithin } from './sync.js';
+import { settleWithin } from './sync.js';
 
 /** The environment variable holding the HTTP bearer token. */
 export const MCP_TOKEN_ENV = 'CRM_UPSERT_MCP_TOKEN';
@@ -56,15 +56,7 @@ async function loadMcp(): Promise<McpEntry> {
  */
 async function openEngine(config: Config, flags: McpFlags, env: NodeJS.ProcessEnv): Promise<{ sync: Sync; inFlight: () => number }> {
   const adapter = await buildAdapter(config, env);
-  const ledger = openLedgerOrExit(ledgerUrl(config, flags.ledger), config.ledgerOptions ?? {});
-  const inner = createSync({
-    adapter,
-    ledger,
-    dedupeWindowMs: config.dedupeWindowMs,
-    leaseMs: config.leaseMs ?? DEFAULT_CLI_LEASE_MS,
-    requireOccurredAt: config.requireOccurredAt,
-    verifyCreates: config.verifyCreates,
-  });
+  const inner = createSync({ adapter, ledger: openConfigLedger(config, flags.ledger), ...engineSettings(config) });
   let running = 0;
   const apply: Sync['apply'] = async (action) => {
     running += 1;

@@ -10,7 +10,7 @@ import { redact, type CrmError } from '../errors.js';
 import type { LedgerBackend } from '../ledger/types.js';
 import { guardAdapter, type AdapterGuard, type TripReason } from './adapter-guard.js';
 import { authFix } from './auth-hint.js';
-import { buildAdapter, ledgerUrl, loadConfig, openLedgerOrExit, type Config } from './config.js';
+import { buildAdapter, DEFAULT_CLI_LEASE_MS, engineSettings, ledgerUrl, loadConfig, openConfigLedger, type Config } from './config.js';
 import { dryRun } from './dry-run.js';
 import { openInput, type SyncFlags } from './sync-input.js';
 import { ExitCode, isInfrastructureFault } from './exit.js';
@@ -22,8 +22,7 @@ import { ReportBuilder, writeReport, type StopInfo } from './report.js';
 import { observeWaits } from '../telemetry/waits.js';
 
 export const DEFAULT_BATCH_SIZE = 500;
-/** The CLI's claim lease: short, so lines in progress in a killed run are retried a minute later. */
-export const DEFAULT_CLI_LEASE_MS = 60_000;
+export { DEFAULT_CLI_LEASE_MS } from './config.js';
 
 /** Why a run stopped early. */
 export type StopReason = 'SIGINT' | 'SIGTERM' | 'lock-lost' | 'auth' | 'infrastructure';
@@ -169,17 +168,9 @@ export interface OpenSyncHooks {
 /** The engine the config describes; `--ledger` overrides the config's ledger. */
 export async function openSync(config: Config, flags: { ledger?: string; concurrency?: number }, env: NodeJS.ProcessEnv = process.env, hooks: OpenSyncHooks = {}): Promise<OpenedSync> {
   const guard = guardAdapter(await buildAdapter(config, env), { ...(hooks.onTrip ? { onTrip: hooks.onTrip } : {}) });
-  const ledger = openLedgerOrExit(ledgerUrl(config, flags.ledger), config.ledgerOptions ?? {});
-  const options: Parameters<typeof createSync>[0] = {
-    adapter: guard.adapter,
-    ledger,
-    dedupeWindowMs: config.dedupeWindowMs,
-    leaseMs: config.leaseMs ?? DEFAULT_CLI_LEASE_MS,
-    ...(flags.concurrency ? { concurrency: flags.concurrency } : {}),
-    // Engine options that arrive with it; an engine without them ignores the keys.
-    ...({ requireOccurredAt: config.requireOccurredAt, verifyCreates: config.verifyCreates } as Partial<Parameters<typeof createSync>[0]>),
-  };
-  return { sync: createSync(options), adapter: guard.adapter, ledger, guard };
+  const ledger = openConfigLedger(config, flags.ledger);
+  const sync = createSync({ adapter: guard.adapter, ledger, ...engineSettings(config), ...(flags.concurrency ? { concurrency: flags.concurrency } : {}) });
+  return { sync, adapter: guard.adapter, ledger, guard };
 }
 
 /** Everything that can be checked before the first write (exit 2 at once instead of half a run). */

@@ -19,10 +19,10 @@ import type { EventHandler } from '../queue/run-event.js';
 import { startWorker } from '../queue/worker.js';
 import { guardAdapter } from './adapter-guard.js';
 import { authFix } from './auth-hint.js';
-import { buildAdapter, ledgerUrl, loadConfig, openLedgerOrExit, type Config } from './config.js';
+import { buildAdapter, engineSettings, loadConfig, openConfigLedger, type Config } from './config.js';
 import { ExitCode, UsageError } from './exit.js';
 import { queueSettings, queueTarget } from './queue.js';
-import { DEFAULT_CLI_LEASE_MS, preflight, settleWithin } from './sync.js';
+import { preflight, settleWithin } from './sync.js';
 
 export interface WorkerFlags {
   config: string;
@@ -74,12 +74,9 @@ export async function workerCommand(flags: WorkerFlags): Promise<number> {
   // Only the token trips it: an unreachable CRM is left to BullMQ's retries and backoff.
   const guard = guardAdapter(await buildAdapter(config), { unreachableAfter: Number.POSITIVE_INFINITY, onTrip: (_, error) => refused(authFix(config, error)) });
   const watch = watchRateLimits(guard.adapter);
-  const leaseMs = config.leaseMs ?? DEFAULT_CLI_LEASE_MS;
-  const sync = createSync({
-    adapter: watch.adapter,
-    ledger: openLedgerOrExit(ledgerUrl(config, flags.ledger), config.ledgerOptions ?? {}),
-    dedupeWindowMs: config.dedupeWindowMs, leaseMs, requireOccurredAt: config.requireOccurredAt, verifyCreates: config.verifyCreates,
-  });
+  const engine = engineSettings(config);
+  const { leaseMs } = engine;
+  const sync = createSync({ adapter: watch.adapter, ledger: openConfigLedger(config, flags.ledger), ...engine });
   const concurrency = flags.concurrency ?? settings.concurrency;
   const signals = waitForSignal((code) => process.exit(code));
   const started = Date.now();
