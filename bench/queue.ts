@@ -13,8 +13,8 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { Queue } from 'bullmq';
-import { Redis } from 'ioredis';
 import { fakeHubSpot, type FakeHubSpot } from '../adapters/testing/index.js';
+import { dropQueue } from '../test/queue/helpers.js';
 import { activityAction, contactAction, hubspotObjects, isMain, main, numberArg, seconds, tempDir, TOKEN } from './lib.js';
 
 const BIN = resolve(import.meta.dirname, '..', 'dist', 'src', 'cli', 'bin.js');
@@ -52,21 +52,8 @@ const records = (fake: FakeHubSpot) => ({
   notes: fake.records('notes').map((n) => `${n.properties.crm_upsert_key} ${n.properties.hs_note_body}`).sort(),
 });
 
-async function drop(name: string, prefix: string, ledgerPrefix: string): Promise<void> {
-  const queue = new Queue(name, { connection: { url: REDIS }, prefix });
-  await queue.obliterate({ force: true }).catch(() => undefined);
-  await queue.close();
-  const c = new Redis(REDIS);
-  for (const pattern of [`${ledgerPrefix}*`, `${prefix}:*`]) {
-    for (let cursor = '0'; ;) {
-      const [next, keys] = await c.scan(cursor, 'MATCH', pattern, 'COUNT', 1_000);
-      if (keys.length > 0) await c.del(...keys);
-      cursor = next;
-      if (cursor === '0') break;
-    }
-  }
-  await c.quit();
-}
+const drop = (name: string, prefix: string, ledgerPrefix: string): Promise<void> =>
+  dropQueue(REDIS, new Queue(name, { connection: { url: REDIS }, prefix }), [`${ledgerPrefix}*`, `${prefix}:*`]);
 
 export async function runQueueBench(lines: number, workers: number): Promise<Record<string, unknown>> {
   const dir = tempDir('crm-upsert-bench-queue-');

@@ -21,6 +21,22 @@ export interface TestQueue {
   drop(): Promise<void>;
 }
 
+/** Obliterate a queue and delete every Redis key under `patterns` (its prefix, a ledger's keys). */
+export async function dropQueue(redis: string, queue: Queue, patterns: readonly string[]): Promise<void> {
+  await queue.obliterate({ force: true }).catch(() => undefined);
+  await queue.close();
+  const c = new Redis(redis);
+  for (const pattern of patterns) {
+    for (let cursor = '0'; ;) {
+      const [next, keys] = await c.scan(cursor, 'MATCH', pattern, 'COUNT', 1_000);
+      if (keys.length > 0) await c.del(...keys);
+      cursor = next;
+      if (cursor === '0') break;
+    }
+  }
+  await c.quit();
+}
+
 export function testQueue(redis: string): TestQueue {
   const id = runId();
   const target: QueueTarget = { url: redis, name: `q-${id}`, prefix: `bq-${id}` };
@@ -32,20 +48,7 @@ export function testQueue(redis: string): TestQueue {
     target,
     queue,
     ledgerUrl: ledger.toString(),
-    async drop() {
-      await queue.obliterate({ force: true }).catch(() => undefined);
-      await queue.close();
-      const c = new Redis(redis);
-      for (const pattern of [`${keyPrefix}*`, `${target.prefix}:*`]) {
-        for (let cursor = '0'; ;) {
-          const [next, keys] = await c.scan(cursor, 'MATCH', pattern, 'COUNT', 1_000);
-          if (keys.length > 0) await c.del(...keys);
-          cursor = next;
-          if (cursor === '0') break;
-        }
-      }
-      await c.quit();
-    },
+    drop: () => dropQueue(redis, queue, [`${keyPrefix}*`, `${target.prefix}:*`]),
   };
 }
 
