@@ -6,8 +6,12 @@
 import { announceWait, WaitKind } from './telemetry/waits.js';
 
 export interface RateBudget {
-  /** Resolves when `cost` more requests may be sent inside the budget. */
-  acquire(cost?: number): Promise<void>;
+  /**
+   * Resolves when `cost` more requests may be sent inside the budget. It may resolve with a
+   * function for the sender to call when the request's answer (or its failure) arrives: the budget
+   * then counts the request from that moment, which is never before the CRM counted it.
+   */
+  acquire(cost?: number): Promise<void | (() => void)>;
 }
 
 export interface LocalRateBudgetOptions {
@@ -16,8 +20,11 @@ export interface LocalRateBudgetOptions {
   /** Window length in ms (sliding). */
   durationMs: number;
   /**
-   * Each send stays counted this much longer than `durationMs`. The CRM counts a request when it
-   * arrives, not when it was sent, so without a margin send-time jitter draws 429s. Default 250.
+   * A request whose answer is never reported stays counted this much longer than `durationMs`
+   * from when it was granted: the CRM counts a request when it arrives, not when it was sent, so
+   * without a margin send-time jitter draws 429s. A request whose answer is reported (both built-in
+   * adapters report every answer) is counted for `durationMs` from its answer, which already lies
+   * after its arrival, so it needs no margin. Default 250.
    */
   marginMs?: number;
   /** Injected clock (ms). Default Date.now. */
@@ -44,19 +51,25 @@ export function localRateBudget(options: LocalRateBudgetOptions): RateBudget {
   const durationMs = options.durationMs + marginMs;
   const now = options.now ?? Date.now;
   const sleep = options.sleep ?? realSleep;
-  const sent: number[] = [];
-  let queue: Promise<void> = Promise.resolve();
+  // Each grant counts until `until`: granted + window + margin, and once its answer is reported,
+  // answered + window (the answer comes after the CRM counted the request).
+  const counted: { until: number }[] = [];
+  let queue: Promise<() => void> = Promise.resolve(() => undefined);
 
-  const take = async (cost: number) => {
+  const take = async (cost: number): Promise<() => void> => {
     for (;;) {
       const t = now();
-      while (sent.length > 0 && sent[0]! <= t - durationMs) sent.shift();
-      if (sent.length + cost <= points) {
-        for (let i = 0; i < cost; i++) sent.push(t);
-        return;
+      for (let i = counted.length - 1; i >= 0; i--) if (counted[i]!.until <= t) counted.splice(i, 1);
+      if (counted.length + cost <= points) {
+        const grants = Array.from({ length: cost }, () => ({ until: t + durationMs }));
+        counted.push(...grants);
+        return () => {
+          const answered = now() + options.durationMs;
+          for (const g of grants) g.until = Math.min(g.until, answered);
+        };
       }
-      const oldest = sent[sent.length + cost - points - 1] ?? sent[0]!;
-      const wait = Math.max(1, oldest + durationMs - t);
+      const ends = counted.map((g) => g.until).sort((a, b) => a - b);
+      const wait = Math.max(1, ends[counted.length + cost - points - 1]! - t);
       announceBudgetWait(wait, options.label ?? 'rate budget');
       await sleep(wait);
     }
@@ -64,9 +77,10 @@ export function localRateBudget(options: LocalRateBudgetOptions): RateBudget {
 
   return {
     acquire(cost = 1) {
+      if (cost > points) return Promise.reject(new RangeError(`a request costing ${cost} can never fit a budget of ${points}`));
       // Serialised so that waiters are served in arrival order.
       const turn = queue.then(() => take(cost));
-      queue = turn.catch(() => undefined);
+      queue = turn.catch(() => () => undefined);
       return turn;
     },
   };

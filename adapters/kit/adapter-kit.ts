@@ -43,10 +43,19 @@ export function requestGate(): RequestGate {
   let calls = 0;
   return {
     async send(call, options = {}) {
-      for (const budget of options.budgets ?? []) await budget?.acquire();
-      await options.context?.beforeSend?.();
-      if (options.counted !== false) calls += 1;
-      return call();
+      const answered: (() => void)[] = [];
+      try {
+        for (const budget of options.budgets ?? []) {
+          const report = await budget?.acquire();
+          if (typeof report === 'function') answered.push(report);
+        }
+        await options.context?.beforeSend?.();
+        if (options.counted !== false) calls += 1;
+        return await call();
+      } finally {
+        // The budgets count the request from its answer (or from the refusal that stopped it).
+        for (const report of answered) report();
+      }
     },
     count: () => {
       calls += 1;

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { requestGate } from '../../adapters/kit/adapter-kit.js';
 import { localRateBudget } from '../../src/rate-budget.js';
 
 describe('localRateBudget', () => {
@@ -25,6 +26,50 @@ describe('localRateBudget', () => {
       sends.push(clock.t);
     }
     expect(sends.slice(5)).toEqual([1_200, 1_200, 1_200, 1_200, 1_200]);
+  });
+
+  it('counts a request whose answer is reported from that answer, with no margin', async () => {
+    const clock = { t: 0 };
+    const sends: number[] = [];
+    const budget = localRateBudget({ points: 5, durationMs: 1_000, marginMs: 200, now: () => clock.t, sleep: async (ms) => void (clock.t += ms) });
+    for (let i = 0; i < 10; i++) {
+      const answered = await budget.acquire();
+      sends.push(clock.t);
+      clock.t += 30; // the answer arrives 30 ms after the send
+      (answered as () => void)();
+    }
+    // The first five were answered at 30, 60, ... 150 ms: each frees its slot 1 s after its answer,
+    // never earlier (the CRM counted it before answering), and without waiting out the margin.
+    expect(sends.slice(0, 5)).toEqual([0, 30, 60, 90, 120]);
+    expect(sends.slice(5)).toEqual([1_030, 1_060, 1_090, 1_120, 1_150]);
+    for (let i = 5; i < 10; i++) expect(sends[i]! - (sends[i - 5]! + 30)).toBeGreaterThanOrEqual(1_000);
+  });
+
+  it('keeps the margin for a grant whose request is still unanswered', async () => {
+    const clock = { t: 0 };
+    const budget = localRateBudget({ points: 1, durationMs: 1_000, marginMs: 200, now: () => clock.t, sleep: async (ms) => void (clock.t += ms) });
+    const first = await budget.acquire();
+    await budget.acquire();
+    expect(clock.t).toBe(1_200);
+    expect(typeof first).toBe('function');
+  });
+
+  it('refuses a request that costs more than the whole budget', async () => {
+    await expect(localRateBudget({ points: 2, durationMs: 1_000 }).acquire(3)).rejects.toThrow(RangeError);
+  });
+
+  it.each([
+    ['answers', async () => 'ok'],
+    ['fails', async () => { throw new Error('socket hang up'); }],
+  ])('is told by the request gate when a request %s', async (_, call) => {
+    const clock = { t: 0 };
+    const budget = localRateBudget({ points: 1, durationMs: 1_000, marginMs: 500, now: () => clock.t, sleep: async (ms) => void (clock.t += ms) });
+    const gate = requestGate();
+    await gate.send(async () => { clock.t += 40; return call(); }, { budgets: [budget] }).catch(() => undefined);
+    await budget.acquire();
+    // Counted from the answer at 40 ms, not until the margin at 1,500 ms.
+    expect(clock.t).toBe(1_040);
+    expect(gate.apiCalls()).toBe(1);
   });
 
   it('refuses a budget of zero', () => {
