@@ -18,6 +18,7 @@
  */
 import { spawn } from 'node:child_process';
 import { loadavg } from 'node:os';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
 import { fileURLToPath } from 'node:url';
@@ -37,6 +38,8 @@ async function receiver(name: string, prefix: string): Promise<void> {
   const hooks = webhookApp({ sources: { hubspot: { verify: hubspotV3Verifier({ secret: SECRET }) } }, sink });
   // Time inside the receiver (request dispatched -> response ready), apart from socket and scheduling.
   const inside: number[] = [];
+  // How long the receiver's event loop was blocked: the part of the tail no handler timer sees.
+  const loopDelay = monitorEventLoopDelay({ resolution: 1 });
   const timed = async (req: Request, env: unknown) => {
     const t = performance.now();
     const res = await hooks.app.fetch(req, env);
@@ -45,13 +48,14 @@ async function receiver(name: string, prefix: string): Promise<void> {
   };
   const server = serve({ fetch: timed, hostname: '127.0.0.1', port: 0 }) as Server;
   await new Promise<void>((r) => server.once('listening', () => r()));
+  loopDelay.enable();
   process.stdout.write(`${JSON.stringify({ port: (server.address() as AddressInfo).port })}\n`);
   process.stdin.resume();
   await new Promise<void>((r) => process.stdin.once('end', () => r()));
   server.close();
   await sink.close();
   inside.sort((a, b) => a - b);
-  process.stdout.write(`${JSON.stringify({ ...hooks.stats(), insideP50Ms: round(percentile(inside, 50), 2), insideP99Ms: round(percentile(inside, 99), 2) })}\n`);
+  process.stdout.write(`${JSON.stringify({ ...hooks.stats(), insideP50Ms: round(percentile(inside, 50), 2), insideP99Ms: round(percentile(inside, 99), 2), loopDelayP99Ms: round(loopDelay.percentile(99) / 1e6, 2), loopDelayMaxMs: round(loopDelay.max / 1e6, 2) })}\n`);
   process.exit(0);
 }
 
