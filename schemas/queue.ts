@@ -17,6 +17,12 @@ export const queueConfigSchema = z.strictObject({
   backoff: z
     .strictObject({ type: z.enum(['exponential', 'fixed']), delayMs: z.number().int().nonnegative() })
     .default({ type: 'exponential', delayMs: 1_000 }),
+  /**
+   * How long a completed job (and its id) is kept, seconds. While it is kept, adding the same event
+   * or the same chunk of the same file again adds nothing; afterwards the ledger still makes the
+   * work a replay. Failed jobs are kept until retried or removed. Default 86,400 (a day).
+   */
+  keepCompletedSeconds: z.number().int().positive().default(86_400),
   /** Jobs one worker process runs at the same time. Default 10. */
   concurrency: z.number().int().positive().default(10),
   /** How long a worker waits to gather the actions of concurrent jobs into one applyMany, ms. Default 20. */

@@ -87,7 +87,7 @@ export async function serveCommand(flags: ServeFlags): Promise<number> {
   const peers = await loadPeers();
   const sources = peers.sourcesFromConfig(config.webhooks, { host });
   const queueName = config.queue.name ?? defaultQueueName(config.crm);
-  const sink = peers.eventQueue({ url: config.queue.url, name: queueName, prefix: config.queue.prefix, attempts: config.queue.attempts, backoff: config.queue.backoff });
+  const sink = peers.eventQueue({ url: config.queue.url, name: queueName, prefix: config.queue.prefix, attempts: config.queue.attempts, backoff: config.queue.backoff, keepCompletedSeconds: config.queue.keepCompletedSeconds });
   const stopped = new Promise<NodeJS.Signals>((resolveSignal) => {
     const handler = (signal: NodeJS.Signals) => {
       process.on(signal, () => process.exit(signal === 'SIGINT' ? ExitCode.sigint : ExitCode.sigterm));

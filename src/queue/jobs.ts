@@ -85,10 +85,21 @@ export function chunkJobId(file: string, kind: ChunkKind, index = 0): string {
   return kind === 'gate' ? `chunk-${file}-gate` : `chunk-${file}-${kind === 'records' ? 'r' : 'a'}${index}`;
 }
 
-/** BullMQ job options from the `queue` config section: attempts and backoff (retries of a throwing job). */
-export function queueJobOptions(config: { attempts: number; backoff: { type: 'exponential' | 'fixed'; delayMs: number } }): {
+/**
+ * BullMQ job options from the `queue` config section: attempts and backoff (retries of a throwing
+ * job), and how long a completed job is kept (`keepCompletedSeconds`, default a day; failed jobs
+ * stay in the failed set).
+ */
+export function queueJobOptions(config: { attempts: number; backoff: { type: 'exponential' | 'fixed'; delayMs: number }; keepCompletedSeconds?: number }): {
   attempts: number;
   backoff: { type: 'exponential' | 'fixed'; delay: number };
+  removeOnComplete: { age: number };
+  removeOnFail: false;
 } {
-  return { attempts: config.attempts, backoff: { type: config.backoff.type, delay: config.backoff.delayMs } };
+  return {
+    attempts: config.attempts,
+    backoff: { type: config.backoff.type, delay: config.backoff.delayMs },
+    removeOnComplete: { age: config.keepCompletedSeconds ?? 86_400 },
+    removeOnFail: false,
+  };
 }

@@ -44,10 +44,11 @@ export const DEFAULT_KEEP_COMPLETED_SECONDS = 86_400;
 /** The job options every event is added with. */
 export function eventJobOptions(options: Pick<EventQueueOptions, 'attempts' | 'backoff' | 'keepCompletedSeconds'>) {
   return {
-    ...queueJobOptions({ attempts: options.attempts ?? 5, backoff: options.backoff ?? { type: 'exponential', delayMs: 1_000 } }),
-    removeOnComplete: { age: options.keepCompletedSeconds ?? DEFAULT_KEEP_COMPLETED_SECONDS },
-    // A job that failed its last attempt stays in the failed set until it is retried or removed.
-    removeOnFail: false,
+    ...queueJobOptions({
+      attempts: options.attempts ?? 5,
+      backoff: options.backoff ?? { type: 'exponential', delayMs: 1_000 },
+      keepCompletedSeconds: options.keepCompletedSeconds ?? DEFAULT_KEEP_COMPLETED_SECONDS,
+    }),
   };
 }
 

@@ -91,5 +91,10 @@ describe.skipIf(redis === undefined)('crm-upsert sync --queue --wait', () => {
     expect(JSON.parse(again.stdout.trim())).toMatchObject({ added: false, actions: 2 * PAIRS + 3 });
     expect(queued.fake.count()).toBe(calls);
     expect((JSON.parse(readFileSync(join(dir, 'again.json'), 'utf8')) as Report).counts).toEqual(b.counts);
+
+    // Completed chunks are kept a day by default (what made the second enqueue add nothing), failed ones until retried.
+    const completed = await tq.queue.getJobs(['completed']);
+    expect(completed.length).toBeGreaterThanOrEqual(10);
+    for (const job of completed) expect([job.opts.removeOnComplete, job.opts.removeOnFail]).toEqual([{ age: 86_400 }, false]);
   }, 90_000);
 });

@@ -65,7 +65,7 @@ describe.skipIf(!url)('crm-upsert serve on real Redis', () => {
   beforeAll(async () => {
     ensureBuilt();
     const dir = tempDir();
-    const config = configWith(dir, { port: 0, sources: { hubspot: hubspotSource } }, { url, name, prefix, attempts: 4 });
+    const config = configWith(dir, { port: 0, sources: { hubspot: hubspotSource } }, { url, name, prefix, attempts: 4, keepCompletedSeconds: 3_600 });
     cli = spawnCli(['serve', '--config', config], { env: { HS_WEBHOOK_SECRET: SECRET } });
     let out = '';
     cli.child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
@@ -92,6 +92,8 @@ describe.skipIf(!url)('crm-upsert serve on real Redis', () => {
     const job = await inspect.getJob(eventJobId({ source: 'hubspot', eventId: '424242' }));
     expect(job?.data).toMatchObject({ source: 'hubspot', eventId: '424242', payload: { eventId: 424242 } });
     expect(job?.opts.attempts).toBe(4);
+    expect(job?.opts.removeOnComplete).toEqual({ age: 3_600 });
+    expect(job?.opts.removeOnFail).toBe(false);
     const refused = await fetch(hooks, { method: 'POST', headers: hubspotHeaders('wrong', hooks, body, now), body });
     expect(refused.status).toBe(401);
   });
