@@ -179,6 +179,14 @@ export function redact(text: string): string {
   return out;
 }
 
+/**
+ * An error's (or a text's) message for a line of its own: redacted, and without the library's
+ * `[crm-upsert] ` prefix (the CLI prints its own `crm-upsert:`; a line never says both).
+ */
+export function plainMessage(err: unknown): string {
+  return redact((err instanceof Error ? err.message : String(err)).replace(/^\[crm-upsert\] /, ''));
+}
+
 /** A secret-free, JSON-safe description of any thrown value. */
 export function serializeError(err: unknown): SerializedError {
   if (err instanceof CrmSyncError) return err.toJSON();

@@ -7,8 +7,7 @@
  * synchronously (no top-level await, which would keep the entries from being `require()`d).
  */
 import { createRequire } from 'node:module';
-import { ConfigError } from '../../src/errors.js';
-import { isMissingPackage } from '../../src/optional-package.js';
+import { isMissingPackage, requireOptional } from '../../src/optional-package.js';
 
 export { isMissingPackage };
 
@@ -33,10 +32,5 @@ export function missingSdkMessage(sdk: VendorSdk): string {
 
 /** The SDK's module, or a ConfigError with `missingSdkMessage` when it is not installed. */
 export function loadVendorSdk<T>(sdk: VendorSdk, require: (id: string) => unknown = createRequire(import.meta.url)): T {
-  try {
-    return require(sdk.name) as T;
-  } catch (err) {
-    if (isMissingPackage(err, sdk.name)) throw new ConfigError(missingSdkMessage(sdk), { cause: err });
-    throw err;
-  }
+  return requireOptional<T>(sdk.name, missingSdkMessage(sdk), require);
 }

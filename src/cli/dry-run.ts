@@ -8,6 +8,7 @@ import { ClaimAction, decideClaim } from '../ledger/decide-claim.js';
 import { existsSync } from 'node:fs';
 import { createSync } from '../engine/index.js';
 import { memoryLedger } from '../ledger/memory.js';
+import { plainMessage } from '../errors.js';
 import type { LedgerBackend, LedgerEntry } from '../ledger/types.js';
 import type { Action } from '../../schemas/action.js';
 import type { RequestPreview } from '../../adapters/kit/vendor-cli.js';
@@ -95,7 +96,7 @@ export async function dryRun(file: string, config: Config, flags: SyncFlags): Pr
         }
         const p = engine.prepare(parsed);
         if (!p.ok) {
-          const reason = p.error.message.replace(/^\[crm-upsert\] /, '');
+          const reason = plainMessage(p.error.message);
           report.reject(raw.line, reason, p.key);
           line = { line: raw.line, key: p.key, would: 'reject', reason };
         } else {

@@ -1,7 +1,7 @@
 /**
  * Exit codes of `crm-upsert` (DESIGN.md, CLI): the contract scripts and schedulers rely on.
  */
-import { ConfigError, LedgerError, redact } from '../errors.js';
+import { ConfigError, LedgerError } from '../errors.js';
 
 export const ExitCode = {
   /** Every action completed, replayed, unchanged or suppressed. */
@@ -29,13 +29,7 @@ export const EXIT_CODES_HELP = `Exit codes:
   4        stopped by an infrastructure fault (ledger or CRM unreachable); the summary and report say what was done
   130/143  stopped by SIGINT / SIGTERM`;
 
-/**
- * An error's text under the CLI's one `crm-upsert:` prefix: redacted, and without the library's
- * own `[crm-upsert] ` prefix (so a line never reads `crm-upsert: [crm-upsert] ...`).
- */
-export function plainMessage(err: unknown): string {
-  return redact((err instanceof Error ? err.message : String(err)).replace(/^\[crm-upsert\] /, ''));
-}
+export { plainMessage } from '../errors.js';
 
 /** A usage or configuration problem: printed without a stack, exit 2. */
 export class UsageError extends Error {

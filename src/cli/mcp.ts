@@ -6,9 +6,9 @@
  * signal (130 / 143); calls in flight are let finish first.
  */
 import { InvalidArgumentError } from 'commander';
-import { isMissingPackage } from '../../adapters/kit/vendor-sdk.js';
+import { isMissingPackage } from '../optional-package.js';
 import { createSync, type Sync } from '../engine/index.js';
-import { ConfigError, redact } from '../errors.js';
+import { ConfigError, plainMessage, redact } from '../errors.js';
 import { buildAdapter, engineSettings, ledgerUrl, loadConfig, openConfigLedger, type Config } from './config.js';
 import { ExitCode, UsageError } from './exit.js';
 import { checkLedgerTarget } from './preflight.js';
@@ -115,7 +115,7 @@ export async function mcpCommand(flags: McpFlags, env: NodeJS.ProcessEnv = proce
       try {
         served = await mcp.serveMcpHttp({ createServer: factory, port: flags.http!, host, ...(token ? { token } : {}) });
       } catch (err) {
-        if (err instanceof ConfigError) throw new UsageError(err.message.replace(/^\[crm-upsert\] /, ''));
+        if (err instanceof ConfigError) throw new UsageError(plainMessage(err));
         const code = (err as NodeJS.ErrnoException).code;
         if (code === 'EADDRINUSE' || code === 'EACCES' || code === 'EADDRNOTAVAIL') throw new UsageError(`--http ${flags.http} --host ${host}: cannot listen (${code})`);
         throw err;

@@ -3,7 +3,7 @@
  * reasons), moving failed jobs back to wait, and the jobs per state. The queue is the config's
  * `queue` section (`--queue URL` overrides its url).
  */
-import { isMissingPackage } from '../../adapters/kit/vendor-sdk.js';
+import { isMissingPackage } from '../optional-package.js';
 import { queueConfigSchema, type QueueConfig } from '../../schemas/queue.js';
 import { redact } from '../errors.js';
 import { defaultQueueName } from '../queue/jobs.js';

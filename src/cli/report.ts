@@ -5,7 +5,7 @@
 import { writeFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import type { Outcome } from '../engine/index.js';
-import { redact } from '../errors.js';
+import { plainMessage, redact } from '../errors.js';
 import { ExitCode } from './exit.js';
 import { ensureDir } from './preflight.js';
 
@@ -45,7 +45,7 @@ export const MAX_PROBLEMS = 100_000;
 
 const PROBLEM_STATUSES = new Set(['rejected', 'failed', 'in_flight']);
 
-const reasonOf = (message: string | undefined, fallback: string) => redact((message ?? fallback).replace(/^\[crm-upsert\] /, ''));
+const reasonOf = (message: string | undefined, fallback: string) => plainMessage(message ?? fallback);
 
 export class ReportBuilder {
   readonly counts: Record<string, number> = {};

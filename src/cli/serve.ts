@@ -7,6 +7,7 @@
 import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
 import { redact } from '../errors.js';
+import { isMissingPackage } from '../optional-package.js';
 import { defaultQueueName } from '../queue/jobs.js';
 import { loadConfig } from './config.js';
 import { ExitCode, UsageError } from './exit.js';
@@ -21,12 +22,15 @@ export interface ServeFlags {
 const READY_TIMEOUT_MS = 10_000;
 const DRAIN_TIMEOUT_MS = 10_000;
 
+/** The optional packages `serve` loads (standardwebhooks only when a source uses it). */
+const SERVE_PEERS = ['hono', '@hono/node-server', 'bullmq', 'ioredis'];
+
 async function loadPeers() {
   try {
     const [hooks, node] = await Promise.all([import('../webhooks/index.js'), import('@hono/node-server')]);
     return { ...hooks, serve: node.serve };
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ERR_MODULE_NOT_FOUND') {
+    if (SERVE_PEERS.some((name) => isMissingPackage(err, name))) {
       throw new UsageError('crm-upsert serve needs hono, @hono/node-server, bullmq and ioredis: npm install hono @hono/node-server bullmq ioredis');
     }
     throw err;

@@ -6,7 +6,7 @@
 import { createReadStream } from 'node:fs';
 import { createSync, type Outcome, type Sync } from '../engine/index.js';
 import type { CrmAdapter } from '../adapter.js';
-import { redact, type CrmError } from '../errors.js';
+import { plainMessage, type CrmError } from '../errors.js';
 import type { LedgerBackend } from '../ledger/types.js';
 import { guardAdapter, type AdapterGuard, type TripReason } from './adapter-guard.js';
 import { authFix } from './auth-hint.js';
@@ -50,7 +50,7 @@ export function exitCodeOf(stop: StopState, report: ReportBuilder): number {
 /** Record an infrastructure fault as the reason the run stopped (it wins over a signal: it says more). */
 export function stopForFault(stop: StopState, err: unknown): void {
   stop.reason = 'infrastructure';
-  stop.message ??= redact((err instanceof Error ? err.message : String(err)).replace(/^\[crm-upsert\] /, ''));
+  stop.message ??= plainMessage(err);
 }
 
 /** The report's and summary's account of a stop. */
@@ -195,7 +195,7 @@ export function tripHandler(config: Config, stop: StopState): (reason: TripReaso
       stop.reason = 'auth';
       stop.message = authFix(config, error);
     } else {
-      stopForFault(stop, new Error(`the CRM is unreachable (every request of a whole retry budget failed without an answer): ${error.message.replace(/^\[crm-upsert\] /, '')}`));
+      stopForFault(stop, new Error(`the CRM is unreachable (every request of a whole retry budget failed without an answer): ${plainMessage(error)}`));
     }
   };
 }

@@ -85,6 +85,9 @@ export function chunkJobId(file: string, kind: ChunkKind, index = 0): string {
   return kind === 'gate' ? `chunk-${file}-gate` : `chunk-${file}-${kind === 'records' ? 'r' : 'a'}${index}`;
 }
 
+/** How long a completed job (and its id, which dedupes a second add) is kept by default: a day. */
+export const DEFAULT_KEEP_COMPLETED_SECONDS = 86_400;
+
 /**
  * BullMQ job options from the `queue` config section: attempts and backoff (retries of a throwing
  * job), and how long a completed job is kept (`keepCompletedSeconds`, default a day; failed jobs
@@ -99,7 +102,7 @@ export function queueJobOptions(config: { attempts: number; backoff: { type: 'ex
   return {
     attempts: config.attempts,
     backoff: { type: config.backoff.type, delay: config.backoff.delayMs },
-    removeOnComplete: { age: config.keepCompletedSeconds ?? 86_400 },
+    removeOnComplete: { age: config.keepCompletedSeconds ?? DEFAULT_KEEP_COMPLETED_SECONDS },
     removeOnFail: false,
   };
 }

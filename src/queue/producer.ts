@@ -9,7 +9,7 @@
 import type { Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
 import type { EventSink } from '../webhooks/app.js';
-import { EVENT_JOB, eventJobId, queueJobOptions, type EventJobData } from './jobs.js';
+import { DEFAULT_KEEP_COMPLETED_SECONDS, EVENT_JOB, eventJobId, queueJobOptions, type EventJobData } from './jobs.js';
 
 export interface EventQueueOptions {
   /** redis:// or rediss:// URL of the queue's Redis. */
@@ -39,7 +39,7 @@ export interface EventQueue extends EventSink {
   close(): Promise<void>;
 }
 
-export const DEFAULT_KEEP_COMPLETED_SECONDS = 86_400;
+export { DEFAULT_KEEP_COMPLETED_SECONDS };
 
 /** The job options every event is added with. */
 export function eventJobOptions(options: Pick<EventQueueOptions, 'attempts' | 'backoff' | 'keepCompletedSeconds'>) {

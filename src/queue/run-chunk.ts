@@ -45,10 +45,10 @@ export async function runChunkJob(ctx: ChunkRunContext, job: Job, token: string 
   const data = chunkOf(job);
   if (data.kind === 'gate') return release(ctx.queue, data);
   const settled: Record<string, Outcome> = { ...(data.settled ?? {}) };
-  const todo = data.lines.filter((l) => !settled[l.line]);
-  const { outcomes, apiCalls } = await ctx.coalescer.run(todo.map((l) => l.action));
+  const unsettled = data.lines.filter((l) => !settled[l.line]);
+  const { outcomes, apiCalls } = await ctx.coalescer.run(unsettled.map((l) => l.action));
   let held = false;
-  todo.forEach((l, i) => {
+  unsettled.forEach((l, i) => {
     if (outcomes[i]!.status === 'in_flight') held = true;
     else settled[l.line] = outcomes[i]!;
   });

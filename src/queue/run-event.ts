@@ -11,7 +11,7 @@
  */
 import { DelayedError, RateLimitError, UnrecoverableError, type Job } from 'bullmq';
 import { guardedSteps, type HandleContext, type HandlerAction, type HandleResult } from '../engine/guarded.js';
-import { CrmSyncError, ErrorCode, redact } from '../errors.js';
+import { CrmSyncError, ErrorCode, plainMessage, redact } from '../errors.js';
 import type { LedgerClock } from '../ledger/clock.js';
 import type { LedgerBackend } from '../ledger/types.js';
 import type { Outcome } from '../outcome.js';
@@ -43,7 +43,7 @@ export interface EventRunContext {
   rateLimitWaitMs: number;
 }
 
-const reasonOf = (o: Outcome) => redact((o.error?.message ?? o.status).replace(/^\[crm-upsert\] /, ''));
+const reasonOf = (o: Outcome) => plainMessage(o.error?.message ?? o.status);
 
 /** The failure reason kept in BullMQ's failed set: how many actions did not complete, and why (first three). */
 export function failureReason(result: HandleResult): string {
