@@ -55,35 +55,30 @@ export function eventJobOptions(options: Pick<EventQueueOptions, 'attempts' | 'b
 type JobSpec = { name: string; data: EventJobData; opts: ReturnType<typeof eventJobOptions> & { jobId: string } };
 
 /**
- * Group commit: while one write is in flight, the jobs of the requests arriving meanwhile wait
- * and go together in the next one, so a busy receiver makes one Redis round trip (and one
- * pipeline) for many requests; an idle one writes each request at once. Every caller resolves
- * when the write holding its jobs did, or rejects with it.
+ * Coalescing per turn of the event loop: the jobs of every request that reaches `enqueue` in the
+ * same turn go in one write (one script call, or one MULTI for several), sent when the turn ends
+ * (setImmediate). A write never waits for an earlier one to finish: commands pipeline on the one
+ * connection, so a request's wait is its own round trip, not the one before it as well. Every
+ * caller resolves when the write holding its jobs did, or rejects with it.
  */
-function groupCommit(write: (jobs: JobSpec[]) => Promise<void>) {
-  let pending: { jobs: JobSpec[]; done: { resolve(): void; reject(err: unknown): void }[] } | undefined;
-  let writing = false;
-  const flush = async (): Promise<void> => {
-    while (pending) {
-      const batch = pending;
-      pending = undefined;
-      writing = true;
-      try {
-        await write(batch.jobs);
-        for (const d of batch.done) d.resolve();
-      } catch (err) {
-        for (const d of batch.done) d.reject(err);
-      } finally {
-        writing = false;
-      }
-    }
+export function perTurn<J>(write: (jobs: J[]) => Promise<void>): (jobs: J[]) => Promise<void> {
+  let pending: { jobs: J[]; done: { resolve(): void; reject(err: unknown): void }[] } | undefined;
+  const flush = () => {
+    const batch = pending!;
+    pending = undefined;
+    write(batch.jobs).then(
+      () => { for (const d of batch.done) d.resolve(); },
+      (err: unknown) => { for (const d of batch.done) d.reject(err); },
+    );
   };
-  return (jobs: JobSpec[]) =>
+  return (jobs: J[]) =>
     new Promise<void>((resolve, reject) => {
-      pending ??= { jobs: [], done: [] };
+      if (!pending) {
+        pending = { jobs: [], done: [] };
+        setImmediate(flush);
+      }
       pending.jobs.push(...jobs);
       pending.done.push({ resolve, reject });
-      if (!writing) void flush();
     });
 }
 
@@ -102,7 +97,7 @@ export function eventQueue(options: EventQueueOptions): EventQueue {
       queue.on('error', () => undefined);
       return { queue, redis };
     })());
-  const add = groupCommit(async (jobs) => {
+  const add = perTurn<JobSpec>(async (jobs) => {
     const { queue } = await open();
     // One job is one script call; several go in one MULTI (a pipeline per call costs more).
     if (jobs.length === 1) await queue.add(jobs[0]!.name, jobs[0]!.data, jobs[0]!.opts);
