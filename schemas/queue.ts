@@ -38,6 +38,22 @@ export const queueConfigSchema = z.strictObject({
   stalledIntervalMs: z.number().int().min(500).default(30_000),
   /** How long a job waits before running again when another worker holds its event or lines, ms. Default 1,000. */
   inFlightDelayMs: z.number().int().positive().default(1_000),
+  /**
+   * When a worker takes the CRM to be down: after `afterJobs` event jobs in a row failed only
+   * because the CRM did not answer (5xx, timeouts, resets, 429s). Then such jobs go back to wait
+   * without spending an attempt and the queue pauses, `firstPauseMs` doubling to `maxPauseMs`,
+   * until a job gets an answer. `false`: every failure spends an attempt. Default 3, 1,000, 60,000.
+   */
+  outage: z
+    .union([
+      z.literal(false),
+      z.strictObject({
+        afterJobs: z.number().int().positive().default(3),
+        firstPauseMs: z.number().int().min(100).default(1_000),
+        maxPauseMs: z.number().int().min(100).default(60_000),
+      }),
+    ])
+    .default({ afterJobs: 3, firstPauseMs: 1_000, maxPauseMs: 60_000 }),
 });
 
 export type QueueConfig = z.infer<typeof queueConfigSchema>;

@@ -71,7 +71,7 @@ export async function workerCommand(flags: WorkerFlags): Promise<number> {
   await preflight(config, flags);
   let refused!: (message: string) => void;
   const authStop = new Promise<string>((r) => (refused = r));
-  // Only the token trips it: an unreachable CRM is left to BullMQ's retries and backoff.
+  // Only the token trips it: an unreachable CRM is left to the outage rule (queue.outage) and BullMQ's retries.
   const guard = guardAdapter(await buildAdapter(config), { unreachableAfter: Number.POSITIVE_INFINITY, onTrip: (_, error) => refused(authFix(config, error)) });
   const watch = watchRateLimits(guard.adapter);
   const engine = engineSettings(config);
@@ -84,6 +84,8 @@ export async function workerCommand(flags: WorkerFlags): Promise<number> {
     sync, queue: target, handlers, concurrency, lingerMs: settings.lingerMs, maxBatchActions: settings.maxBatchActions, leaseMs,
     inFlightDelayMs: settings.inFlightDelayMs, lockDurationMs: settings.lockDurationMs, stalledIntervalMs: settings.stalledIntervalMs,
     rateLimits: watch, name: `crm-upsert-${process.pid}`, holdWhen: () => guard.tripped() !== undefined,
+    outage: settings.outage,
+    onOutagePause: (p) => process.stderr.write(`crm-upsert: the CRM did not answer ${p.unansweredJobs} jobs in a row (${p.reason}): pausing the queue ${Math.round(p.pauseMs / 100) / 10} s; the jobs go back to wait, no attempt spent\n`),
   });
   try {
     let timer: NodeJS.Timeout | undefined;

@@ -8,6 +8,7 @@
 export { startWorker, type StartWorkerOptions, type QueueWorker, type WorkerStats } from './worker.js';
 export type { EventHandler, EventJobResult } from './run-event.js';
 export { coalescer, type Coalescer, type CoalescerOptions, type CoalescedResult } from './coalesce.js';
+export { DEFAULT_OUTAGE, type OutageOptions, type OutagePause } from './outage.js';
 export { watchRateLimits, DEFAULT_RATE_LIMIT_WAIT_MS, type RateLimitSource, type RateLimitWatch } from './rate-limits.js';
 export { enqueueChunks, planChunks, waitForChunks, ACTIVITY_HOLD_MS, type EnqueueChunksOptions, type EnqueuedFile, type PlannedChunks, type ChunkStates, type WaitOptions } from './chunks.js';
 export { failedJobs, retryFailed, jobCounts, JOB_STATES, type FailedJob } from './admin.js';

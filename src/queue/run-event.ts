@@ -8,6 +8,9 @@
  *   failed                the job throws: BullMQ retries it with backoff, then keeps it failed
  *   failed by 429s only   the queue is rate-limited and the job goes back to wait (no attempt spent);
  *                         an activity whose parent record got the 429 counts as one of them
+ *   failed, CRM silent    every failure is the CRM not answering (5xx, timeout, reset, 429):
+ *                         `CrmUnanswered` is thrown, and the worker's outage rule (outage.ts)
+ *                         decides whether the job spends an attempt
  */
 import { DelayedError, RateLimitError, UnrecoverableError, type Job } from 'bullmq';
 import { guardedSteps, type HandleContext, type HandlerAction, type HandleResult } from '../engine/guarded.js';
@@ -60,14 +63,31 @@ const refKey = (object: string, externalId: string) => `${object}\u0000${externa
  * parent was never written, so it could not be either): waiting out the limit is all it needs.
  */
 function onlyRateLimited(result: HandleResult, actions: readonly HandlerAction[]): boolean {
-  const is429 = (o: Outcome) => o.status === 'failed' && o.error?.status === 429;
-  const limited = new Set<string>();
+  return onlyFailedBy(result, actions, (o) => o.status === 'failed' && o.error?.status === 429);
+}
+
+/** Some outcome is `cause`, and every other unsettled one is `cause` or an activity on a record that was. */
+function onlyFailedBy(result: HandleResult, actions: readonly HandlerAction[], cause: (o: Outcome) => boolean): boolean {
+  const caused = new Set<string>();
   result.outcomes.forEach((o, i) => {
     const a = actions[i];
-    if (is429(o) && a?.op === 'upsert' && a.externalId) limited.add(refKey(a.object, a.externalId));
+    if (cause(o) && a?.op === 'upsert' && a.externalId) caused.add(refKey(a.object, a.externalId));
   });
   const bad = result.outcomes.map((o, i) => ({ o, a: actions[i] })).filter(({ o }) => !SETTLED.has(o.status));
-  return bad.some(({ o }) => is429(o)) && bad.every(({ o, a }) => is429(o) || (o.status === 'failed' && a?.target !== undefined && limited.has(refKey(a.target.object, a.target.externalId))));
+  return bad.some(({ o }) => cause(o)) && bad.every(({ o, a }) => cause(o) || (o.status === 'failed' && a?.target !== undefined && caused.has(refKey(a.target.object, a.target.externalId))));
+}
+
+/** A run whose every failure was the CRM not answering; `message` is the failed reason BullMQ keeps. */
+export class CrmUnanswered extends Error {
+  override name = 'CrmUnanswered';
+}
+
+/**
+ * Every failure is retryable (a 5xx, a timeout, a reset or refusal, a 429), or an activity whose
+ * parent record of this event failed so: nothing the event itself holds is wrong.
+ */
+function onlyUnanswered(result: HandleResult, actions: readonly HandlerAction[]): boolean {
+  return onlyFailedBy(result, actions, (o) => o.status === 'failed' && o.error?.retryable === true);
 }
 
 function eventOf(job: Job): EventJobData {
@@ -111,6 +131,7 @@ export async function runEventJob(ctx: EventRunContext, job: Job, token: string 
       await ctx.rateLimit(ctx.rateLimitWaitMs);
       throw new RateLimitError();
     }
+    if (onlyUnanswered(result, actions)) throw new CrmUnanswered(failureReason(result));
     throw new Error(failureReason(result));
   }
   return {

@@ -6,14 +6,15 @@
  * starts, the running ones finish. A job BullMQ hands out twice (a stalled worker's job) meets the
  * ledger the second time: its work replays with 0 CRM calls.
  */
-import { DelayedError, Queue, UnrecoverableError, Worker, type Job } from 'bullmq';
+import { DelayedError, Queue, RateLimitError, UnrecoverableError, Worker, type Job } from 'bullmq';
 import type { Sync } from '../engine/index.js';
 import { ledgerClock } from '../ledger/clock.js';
 import { coalescer, type Coalescer } from './coalesce.js';
 import { CHUNK_JOB, EVENT_JOB } from './jobs.js';
+import { outageRule, type OutageOptions, type OutagePause } from './outage.js';
 import { DEFAULT_RATE_LIMIT_WAIT_MS, type RateLimitSource } from './rate-limits.js';
 import { runChunkJob } from './run-chunk.js';
-import { runEventJob, type EventHandler } from './run-event.js';
+import { CrmUnanswered, runEventJob, type EventHandler } from './run-event.js';
 import { bullOptions, type QueueTarget } from './target.js';
 
 export interface StartWorkerOptions {
@@ -43,6 +44,14 @@ export interface StartWorkerOptions {
   /** Pause after a job whose only failures were 429s, when the CRM named no wait, ms. Default 10,000. */
   rateLimitWaitMs?: number;
   /**
+   * When the CRM counts as down and what a pause lasts (outage.ts): event jobs that failed only
+   * because the CRM did not answer then go back to wait without spending an attempt, and the queue
+   * pauses. False: every such failure spends an attempt. Default 3 jobs in a row, 1 s doubling to 60 s.
+   */
+  outage?: OutageOptions | false;
+  /** Called as each outage pause begins (the CLI prints it). */
+  onOutagePause?: (pause: OutagePause) => void;
+  /**
    * Checked as each job's run ends: while it returns true the job goes back to the delayed set
    * (for `inFlightDelayMs`) instead of completing or failing, and spends no attempt. For a fault
    * every job would meet alike, such as the CRM refusing the token. Default: never.
@@ -60,6 +69,8 @@ export interface WorkerStats {
   delayed: number;
   /** Runs put back because of the CRM's rate limit. */
   rateLimited: number;
+  /** Runs put back, no attempt spent, while the CRM did not answer (an outage). */
+  unanswered: number;
 }
 
 export interface QueueWorker {
@@ -73,6 +84,8 @@ export interface QueueWorker {
 }
 
 const realSleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
+/** Thrown for a job put back during an outage: BullMQ returns it to wait without spending an attempt. */
+class OutagePutBack extends RateLimitError {}
 /** BullMQ applies a manual rate limit only to workers with a limiter; this one never limits by itself. */
 const NO_LIMIT = { max: 1_000_000_000, duration: 1_000 };
 
@@ -85,6 +98,7 @@ function processor(o: StartWorkerOptions, queue: Queue, batch: Coalescer, active
     rateLimit: (ms: number) => queue.rateLimit(ms), rateLimitWaitMs: o.rateLimitWaitMs ?? DEFAULT_RATE_LIMIT_WAIT_MS,
   };
   const chunkCtx = { coalescer: batch, queue, inFlightDelayMs };
+  const outage = outageRule(o.outage, (ms) => queue.rateLimit(ms), o.onOutagePause);
   const run = async (job: Job, token?: string) => {
     if (job.name === EVENT_JOB) return await runEventJob(eventCtx, job, token);
     if (job.name === CHUNK_JOB) return await runChunkJob(chunkCtx, job, token);
@@ -103,14 +117,24 @@ function processor(o: StartWorkerOptions, queue: Queue, batch: Coalescer, active
       } catch (err) {
         const putBack = (err as Error).name === 'DelayedError' || (err as Error).name === 'RateLimitError' || err instanceof UnrecoverableError;
         if (!putBack && o.holdWhen?.()) return await holdBack(job, token);
+        if (err instanceof CrmUnanswered) {
+          if (await outage.unanswered(err.message)) {
+            stats.unanswered += 1;
+            throw new OutagePutBack();
+          }
+          // The CRM is not (yet) taken to be down: an attempt like any other failure.
+          throw err;
+        }
+        if (!putBack) outage.answered();
         throw err;
       }
+      outage.answered();
       if (o.holdWhen?.()) return await holdBack(job, token);
       return result;
     } catch (err) {
       // DelayedError and RateLimitError put the job back without a 'failed' event: count them here.
       if ((err as Error).name === 'DelayedError') stats.delayed += 1;
-      if ((err as Error).name === 'RateLimitError') stats.rateLimited += 1;
+      if ((err as Error).name === 'RateLimitError' && !(err instanceof OutagePutBack)) stats.rateLimited += 1;
       throw err;
     } finally {
       active.n -= 1;
@@ -129,7 +153,7 @@ export function startWorker(options: StartWorkerOptions): QueueWorker {
     apiCalls: () => options.sync.adapter.apiCalls(),
     expected: () => active.n,
   });
-  const stats: WorkerStats = { completed: 0, failed: 0, delayed: 0, rateLimited: 0 };
+  const stats: WorkerStats = { completed: 0, failed: 0, delayed: 0, rateLimited: 0, unanswered: 0 };
   const worker = new Worker(options.queue.name, processor(options, queue, batch, active, stats), {
     ...bull,
     concurrency: options.concurrency ?? 10,
