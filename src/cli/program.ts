@@ -15,7 +15,7 @@ import { MCP_TOKEN_ENV, mcpCommand, parsePort, type McpFlags } from './mcp.js';
 import { EXIT_CODES_HELP, ExitCode, isInfrastructureFault, plainMessage, UsageError } from './exit.js';
 import { DEFAULT_MAX_LINE_BYTES } from './jsonl.js';
 import { ledgerJobsCommand, ledgerListCommand, ledgerMigrateCommand, ledgerPruneCommand, ledgerShowCommand } from './ledger.js';
-import { queueFailedCommand, queuePart, queueRetryCommand, queueStatsCommand } from './queue.js';
+import { queueFailedCommand, queuePart, queueRemoveCommand, queueRetryCommand, queueStatsCommand } from './queue.js';
 import { retryFailedCommand } from './retry-failed.js';
 import { schemaCommand } from './schema.js';
 import { serveCommand } from './serve.js';
@@ -137,6 +137,14 @@ export function buildProgram(setExit: (code: number) => void): Command {
     .addOption(configOption())
     .addOption(queueUrlOption())
     .action(async (ids: string[], opts) => setExit(await queueRetryCommand(ids, opts)));
+  queue
+    .command('remove')
+    .description('remove failed jobs for good (only failed ones): the ids given, or every failed job with --all')
+    .argument('[ids...]', 'job ids')
+    .option('--all', 'every job in the failed set', false)
+    .addOption(configOption())
+    .addOption(queueUrlOption())
+    .action(async (ids: string[], opts) => setExit(await queueRemoveCommand(ids, opts)));
   queue
     .command('stats')
     .description('jobs per state')

@@ -66,6 +66,16 @@ export async function queueRetryCommand(ids: string[], flags: QueueFlags): Promi
   return notFailed.length > 0 ? ExitCode.problems : ExitCode.ok;
 }
 
+/** Remove the failed jobs named, or every failed job with --all; exit 1 when a named job is not in the failed set. */
+export async function queueRemoveCommand(ids: string[], flags: QueueFlags & { all?: boolean }): Promise<number> {
+  if (ids.length > 0 && flags.all) throw new UsageError('queue remove: give job ids or --all, not both');
+  if (ids.length === 0 && !flags.all) throw new UsageError('queue remove: give the ids of the failed jobs to remove, or --all for every failed job');
+  const target = await targetOf(flags, 'queue remove');
+  const { removed, notFailed } = await (await admin()).removeFailed(target, ids.length > 0 ? { ids } : { all: true });
+  print({ command: 'queue remove', queue: target.name, removed: removed.length, ...(notFailed.length > 0 ? { notFailed } : {}) });
+  return notFailed.length > 0 ? ExitCode.problems : ExitCode.ok;
+}
+
 export async function queueStatsCommand(flags: QueueFlags): Promise<number> {
   const target = await targetOf(flags, 'queue stats');
   print({ command: 'queue stats', queue: target.name, counts: await (await admin()).jobCounts(target) });

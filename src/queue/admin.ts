@@ -1,5 +1,5 @@
 /**
- * The queue's failed set and counts (`crm-upsert queue failed|retry|stats`). A job lands in the
+ * The queue's failed set and counts (`crm-upsert queue failed|retry|remove|stats`). A job lands in the
  * failed set after its last attempt (or at once when retrying cannot help) and stays there with
  * BullMQ's reason until it is retried or removed.
  */
@@ -69,6 +69,30 @@ export function retryFailed(target: QueueTarget, ids?: readonly string[]): Promi
       retried.push(job.id!);
     }
     return { retried, notFailed };
+  });
+}
+
+/**
+ * Remove jobs from the failed set for good: the ones in `ids`, or (`all`) every failed job. Only
+ * failed jobs are removed; a job in any other state is left alone and reported. Once removed, the
+ * same event or chunk can be enqueued again, and the ledger still turns whatever it had done into
+ * a replay. Returns the ids removed and the ids that are not in the failed set.
+ */
+export function removeFailed(target: QueueTarget, select: { ids: readonly string[] } | { all: true }): Promise<{ removed: string[]; notFailed: string[] }> {
+  return withQueue(target, async (queue) => {
+    const wanted = 'ids' in select ? select.ids : undefined;
+    const jobs = wanted ? await Promise.all(wanted.map((id) => queue.getJob(id))) : await queue.getFailed(0, -1);
+    const removed: string[] = [];
+    const notFailed: string[] = [];
+    for (const [i, job] of jobs.entries()) {
+      if (!job || !(await job.isFailed())) {
+        notFailed.push(wanted ? wanted[i]! : (job?.id ?? ''));
+        continue;
+      }
+      await job.remove();
+      removed.push(job.id!);
+    }
+    return { removed, notFailed };
   });
 }
 

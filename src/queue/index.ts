@@ -11,7 +11,7 @@ export { coalescer, type Coalescer, type CoalescerOptions, type CoalescedResult 
 export { DEFAULT_OUTAGE, type OutageOptions, type OutagePause } from './outage.js';
 export { watchRateLimits, DEFAULT_RATE_LIMIT_WAIT_MS, type RateLimitSource, type RateLimitWatch } from './rate-limits.js';
 export { enqueueChunks, planChunks, waitForChunks, ACTIVITY_HOLD_MS, type EnqueueChunksOptions, type EnqueuedFile, type PlannedChunks, type ChunkStates, type WaitOptions } from './chunks.js';
-export { failedJobs, retryFailed, jobCounts, JOB_STATES, type FailedJob } from './admin.js';
+export { failedJobs, retryFailed, removeFailed, jobCounts, JOB_STATES, type FailedJob } from './admin.js';
 export { bullOptions, type QueueTarget } from './target.js';
 export {
   EVENT_JOB, CHUNK_JOB, ChunkKind, eventJobId, chunkJobId, defaultQueueName, queueJobOptions,

@@ -1,7 +1,8 @@
 /**
- * `crm-upsert queue failed | retry | stats` against a handler that always throws: after its
- * attempts the job is in the failed set with the handler's message, retry moves it back to wait
- * with its attempts reset, and stats counts every state.
+ * `crm-upsert queue failed | retry | remove | stats` against a handler that always throws: after
+ * its attempts the job is in the failed set with the handler's message, retry moves it back to
+ * wait with its attempts reset, remove deletes failed jobs only (by id, or all with --all), and
+ * stats counts every state.
  */
 import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -79,5 +80,29 @@ describe.skipIf(redis === undefined)('crm-upsert queue', () => {
     const unknown = await cli('retry', 'no-such-job');
     expect(unknown.code).toBe(1);
     expect(unknown.lines[0]).toMatchObject({ retried: 0, notFailed: ['no-such-job'] });
+  }, 60_000);
+
+  it('removes failed jobs only: by id, or every one with --all, and refuses to guess', async () => {
+    const events = [4_100, 4_101, 4_102].map((n) => ticketEvent(n, { fail: true }));
+    await addEvents(tq.queue, events, { attempts: 1 });
+    await drained(tq.queue);
+    const completed = (await tq.queue.getCompleted())[0]!;
+    expect((await cli('stats')).lines[0]).toMatchObject({ counts: { failed: 3 } });
+
+    const none = await cli('remove');
+    expect(none.code).toBe(2);
+    expect(none.stderr).toContain('give the ids of the failed jobs to remove, or --all');
+
+    // A completed job named among them is not removed: its id still dedupes at enqueue.
+    const one = await cli('remove', eventJobId(events[0]!), completed.id!);
+    expect(one.code).toBe(1);
+    expect(one.lines[0]).toMatchObject({ command: 'queue remove', removed: 1, notFailed: [completed.id] });
+    expect(await tq.queue.getJob(eventJobId(events[0]!))).toBeUndefined();
+    expect(await (await tq.queue.getJob(completed.id!))!.getState()).toBe('completed');
+
+    const all = await cli('remove', '--all');
+    expect(all.code).toBe(0);
+    expect(all.lines[0]).toMatchObject({ removed: 2 });
+    expect((await cli('stats')).lines[0]).toMatchObject({ counts: { failed: 0, completed: 1 } });
   }, 60_000);
 });

@@ -15,7 +15,7 @@ const CONTRACT: Record<string, string[]> = {
   'crm-upsert-sync/ledger/redis': ['redisLedger'],
   'crm-upsert-sync/rate-budget': ['sharedRateBudget'],
   'crm-upsert-sync/webhooks': ['eventJobId', 'eventQueue', 'hmacSha256Verifier', 'hubspotV3Verifier', 'noVerification', 'sourcesFromConfig', 'standardWebhooksVerifier', 'verifierFromConfig', 'webhookApp'],
-  'crm-upsert-sync/queue': ['DEFAULT_OUTAGE', 'chunkJobId', 'enqueueChunks', 'eventJobId', 'failedJobs', 'jobCounts', 'retryFailed', 'startWorker', 'waitForChunks'],
+  'crm-upsert-sync/queue': ['DEFAULT_OUTAGE', 'chunkJobId', 'enqueueChunks', 'eventJobId', 'failedJobs', 'jobCounts', 'removeFailed', 'retryFailed', 'startWorker', 'waitForChunks'],
   'crm-upsert-sync/mcp': ['createMcpServer', 'serveMcpHttp', 'serveMcpStdio', 'toolSpecs'],
   'crm-upsert-sync/telemetry': ['MetricName', 'SpanName', 'announceWait', 'observeWaits'],
   'crm-upsert-sync/schemas': ['DEFAULT_MAX_FIELD_LENGTH', 'actionJsonSchema', 'actionSchema', 'checkAgainstObjects', 'configSchema', 'fieldValueSchema', 'formatZodIssues', 'hubspotConfigSchema', 'hubspotObjectSchema', 'parseWith', 'salesforceConfigSchema', 'salesforceObjectSchema'],
