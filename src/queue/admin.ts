@@ -50,25 +50,30 @@ export function failedJobs(target: QueueTarget, options: { limit?: number } = {}
   return withQueue(target, async (queue) => (await queue.getFailed(0, (options.limit ?? 100) - 1)).map(describe));
 }
 
+/** Apply `act` to the failed jobs among `ids` (every failed job without ids); the ids not in the failed set come back apart. */
+async function onFailed(queue: Queue, ids: readonly string[] | undefined, act: (job: Job) => Promise<unknown>): Promise<{ done: string[]; notFailed: string[] }> {
+  const jobs = ids ? await Promise.all(ids.map((id) => queue.getJob(id))) : await queue.getFailed(0, -1);
+  const done: string[] = [];
+  const notFailed: string[] = [];
+  for (const [i, job] of jobs.entries()) {
+    if (!job || !(await job.isFailed())) {
+      notFailed.push(ids ? ids[i]! : (job?.id ?? ''));
+      continue;
+    }
+    await act(job);
+    done.push(job.id!);
+  }
+  return { done, notFailed };
+}
+
 /**
  * Move failed jobs back to wait with their attempts reset: every failed job, or the ones in `ids`.
  * Returns the ids retried and the ids that are not in the failed set.
  */
 export function retryFailed(target: QueueTarget, ids?: readonly string[]): Promise<{ retried: string[]; notFailed: string[] }> {
   return withQueue(target, async (queue) => {
-    const wanted = ids && ids.length > 0 ? ids : undefined;
-    const jobs = wanted ? await Promise.all(wanted.map((id) => queue.getJob(id))) : await queue.getFailed(0, -1);
-    const retried: string[] = [];
-    const notFailed: string[] = [];
-    for (const [i, job] of jobs.entries()) {
-      if (!job || !(await job.isFailed())) {
-        notFailed.push(wanted ? wanted[i]! : (job?.id ?? ''));
-        continue;
-      }
-      await job.retry('failed', { resetAttemptsMade: true, resetAttemptsStarted: true });
-      retried.push(job.id!);
-    }
-    return { retried, notFailed };
+    const { done, notFailed } = await onFailed(queue, ids && ids.length > 0 ? ids : undefined, (job) => job.retry('failed', { resetAttemptsMade: true, resetAttemptsStarted: true }));
+    return { retried: done, notFailed };
   });
 }
 
@@ -80,19 +85,8 @@ export function retryFailed(target: QueueTarget, ids?: readonly string[]): Promi
  */
 export function removeFailed(target: QueueTarget, select: { ids: readonly string[] } | { all: true }): Promise<{ removed: string[]; notFailed: string[] }> {
   return withQueue(target, async (queue) => {
-    const wanted = 'ids' in select ? select.ids : undefined;
-    const jobs = wanted ? await Promise.all(wanted.map((id) => queue.getJob(id))) : await queue.getFailed(0, -1);
-    const removed: string[] = [];
-    const notFailed: string[] = [];
-    for (const [i, job] of jobs.entries()) {
-      if (!job || !(await job.isFailed())) {
-        notFailed.push(wanted ? wanted[i]! : (job?.id ?? ''));
-        continue;
-      }
-      await job.remove();
-      removed.push(job.id!);
-    }
-    return { removed, notFailed };
+    const { done, notFailed } = await onFailed(queue, 'ids' in select ? select.ids : undefined, (job) => job.remove());
+    return { removed: done, notFailed };
   });
 }
 
