@@ -37,6 +37,8 @@ describe.skipIf(!url)('postgresLedger', () => {
 
     const readOnly = postgresLedger({ pool: pool!, tablePrefix, createSchema: false });
     expect(await readOnly.get('done')).toMatchObject({ status: 'completed', token: 7, owner: null });
+    // The batched lookup reads the old table too (no owner column) and answers as get does.
+    expect(await readOnly.getMany!(['nope', 'done'])).toEqual([null, await readOnly.get('done')]);
 
     const ledgers = Array.from({ length: 4 }, () => postgresLedger({ pool: pool!, tablePrefix }));
     const claims = await Promise.all(ledgers.map((l, i) => l.claim([{ key: `k${i}`, fingerprint: 'f', leaseMs: 1000, owner: `w${i}` }], T0)));
