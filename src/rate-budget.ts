@@ -52,24 +52,29 @@ export function localRateBudget(options: LocalRateBudgetOptions): RateBudget {
   const now = options.now ?? Date.now;
   const sleep = options.sleep ?? realSleep;
   // Each grant counts until `until`: granted + window + margin, and once its answer is reported,
-  // answered + window (the answer comes after the CRM counted the request).
-  const counted: { until: number }[] = [];
+  // answered + window (the answer comes after the CRM counted the request), even when that is
+  // later: a request slowed past the margin (a busy event loop, a slow connection) may have
+  // reached the CRM after the margin ran out, so it counts again from its answer.
+  const counted = new Set<{ until: number }>();
   let queue: Promise<() => void> = Promise.resolve(() => undefined);
 
   const take = async (cost: number): Promise<() => void> => {
     for (;;) {
       const t = now();
-      for (let i = counted.length - 1; i >= 0; i--) if (counted[i]!.until <= t) counted.splice(i, 1);
-      if (counted.length + cost <= points) {
+      for (const g of counted) if (g.until <= t) counted.delete(g);
+      if (counted.size + cost <= points) {
         const grants = Array.from({ length: cost }, () => ({ until: t + durationMs }));
-        counted.push(...grants);
+        for (const g of grants) counted.add(g);
         return () => {
           const answered = now() + options.durationMs;
-          for (const g of grants) g.until = Math.min(g.until, answered);
+          for (const g of grants) {
+            g.until = answered;
+            counted.add(g);
+          }
         };
       }
-      const ends = counted.map((g) => g.until).sort((a, b) => a - b);
-      const wait = Math.max(1, ends[counted.length + cost - points - 1]! - t);
+      const ends = [...counted].map((g) => g.until).sort((a, b) => a - b);
+      const wait = Math.max(1, ends[counted.size + cost - points - 1]! - t);
       announceBudgetWait(wait, options.label ?? 'rate budget');
       await sleep(wait);
     }

@@ -7,7 +7,7 @@
  * in the same pass.
  */
 import { parentMemoKey } from '../adapter.js';
-import { planBatches, runPool, type Batch } from '../batcher.js';
+import { planBatches, type Batch } from '../batcher.js';
 import type { CrmError } from '../errors.js';
 import type { OutcomeStatus } from '../outcome.js';
 import { isLost, type Suspicion } from './round.js';
@@ -60,7 +60,16 @@ function possiblyWritten(batch: Batch<Held>, group: Held[], error: CrmError, par
   return (neverSent ? suspicion.inherited : suspicion.suspect).has(group);
 }
 
-async function writeBatch(ctx: EngineContext, call: Call, batch: Batch<Held>, written: ReadonlyMap<string, string>): Promise<Decided[]> {
+/** A batch's answered groups, sorted by how each item is settled. */
+interface Sorted {
+  done: Decided[];
+  failed: Decided[];
+  unsent: Decided[];
+  refused: Decided[];
+  lost: Decided[];
+}
+
+async function sendBatch(ctx: EngineContext, call: Call, batch: Batch<Held>, written: ReadonlyMap<string, string>): Promise<Sorted> {
   const parents = seedParents(ctx, batch, written);
   const seeded = { memo: new Set(parents.memo.keys()), absent: new Set(parents.absent) };
   // After a takeover the dead worker's create may have committed, and a ledger that cannot vouch
@@ -69,7 +78,7 @@ async function writeBatch(ctx: EngineContext, call: Call, batch: Batch<Held>, wr
   const suspicion: Suspicion = { suspect: new Set(inherited), inherited };
   const { results, attempts } = await sendGroups(ctx, call, batch, batch.groups, parents, suspicion);
   if (batch.op === 'create') learnParents(ctx, parents, seeded);
-  const out = { done: [] as Decided[], failed: [] as Decided[], unsent: [] as Decided[], refused: [] as Decided[], lost: [] as Decided[] };
+  const out: Sorted = { done: [], failed: [], unsent: [], refused: [], lost: [] };
   batch.groups.forEach((group, g) => {
     const r = results[g]!;
     group.forEach((item, position) => {
@@ -84,6 +93,10 @@ async function writeBatch(ctx: EngineContext, call: Call, batch: Batch<Held>, wr
       (r.error.kind === 'auth' ? out.refused : possiblyWritten(batch, group, r.error, parents, suspicion) ? out.failed : out.unsent).push(decided);
     });
   });
+  return out;
+}
+
+async function settleBatch(ctx: EngineContext, call: Call, out: Sorted): Promise<Decided[]> {
   await completeEntries(ctx, call, out.done);
   await failEntries(ctx, call, out.failed, true);
   await failEntries(ctx, call, out.unsent, false);
@@ -98,13 +111,50 @@ async function writeBatch(ctx: EngineContext, call: Call, batch: Batch<Held>, wr
   return all;
 }
 
+/** Resolves after the I/O and timers now due: what was queued before it (the next request) goes first. */
+const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
+
+/**
+ * Send these batches `concurrency` at a time. A batch's ledger writes do not hold its slot: the
+ * slot's next request leaves first (while the budget or the CRM is the limit, the time from an
+ * answer to the slot's next request is lost rate), and the batch is settled behind it, at most
+ * one batch behind each slot. Everything sent is settled before this returns or throws; after a
+ * failed settle no further batch is sent.
+ */
+async function writeBatches(ctx: EngineContext, call: Call, batches: readonly Batch<Held>[], written: ReadonlyMap<string, string>, decided: Decided[]): Promise<void> {
+  let next = 0;
+  let failure: { error: unknown } | undefined;
+  const settle = async (out: Sorted) => {
+    await nextTurn();
+    try {
+      decided.push(...(await settleBatch(ctx, call, out)));
+    } catch (error) {
+      failure ??= { error };
+    }
+  };
+  const slot = async () => {
+    let behind: Promise<void> = Promise.resolve();
+    try {
+      while (next < batches.length && !failure) {
+        const out = await sendBatch(ctx, call, batches[next++]!, written);
+        await behind;
+        behind = settle(out);
+      }
+    } finally {
+      await behind;
+    }
+  };
+  await Promise.all(Array.from({ length: Math.max(1, Math.min(ctx.concurrency, batches.length)) }, slot));
+  if (failure) throw failure.error;
+}
+
 export async function writeStage(ctx: EngineContext, call: Call, items: readonly Held[]): Promise<Decided[]> {
   const batches = planBatches(items, ctx.adapter.capabilities.maxBatch);
   const written = new Map<string, string>();
   const decided: Decided[] = [];
   for (const op of ['upsert', 'create'] as const) {
     const start = decided.length;
-    await runPool(batches.filter((b) => b.op === op).map((b) => async () => void decided.push(...(await writeBatch(ctx, call, b, written)))), ctx.concurrency);
+    await writeBatches(ctx, call, batches.filter((b) => b.op === op), written, decided);
     if (op !== 'upsert') continue;
     for (const d of decided.slice(start)) {
       if (!d.outcome.recordId || !WRITTEN.has(d.outcome.status)) continue;

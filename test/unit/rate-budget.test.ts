@@ -54,6 +54,30 @@ describe('localRateBudget', () => {
     expect(typeof first).toBe('function');
   });
 
+  it('counts a request answered after its margin ran out from its answer', async () => {
+    const clock = { t: 0 };
+    const budget = localRateBudget({ points: 1, durationMs: 1_000, marginMs: 200, now: () => clock.t, sleep: async (ms) => void (clock.t += ms) });
+    const answered = await budget.acquire();
+    clock.t += 400; // the request reached the CRM as late as 400 ms after its grant
+    (answered as () => void)();
+    await budget.acquire();
+    expect(clock.t).toBe(1_400);
+  });
+
+  it('counts a request again from its answer when its margin ran out while it was unanswered', async () => {
+    const clock = { t: 0 };
+    const budget = localRateBudget({ points: 1, durationMs: 1_000, marginMs: 200, now: () => clock.t, sleep: async (ms) => void (clock.t += ms) });
+    const slow = await budget.acquire();
+    const next = await budget.acquire();
+    expect(clock.t).toBe(1_200);
+    (next as () => void)();
+    clock.t = 1_500;
+    (slow as () => void)();
+    await budget.acquire();
+    // Both are counted until a second after their answers: the later one, at 2,500 ms, decides.
+    expect(clock.t).toBe(2_500);
+  });
+
   it('refuses a request that costs more than the whole budget', async () => {
     await expect(localRateBudget({ points: 2, durationMs: 1_000 }).acquire(3)).rejects.toThrow(RangeError);
   });

@@ -186,6 +186,42 @@ describe('write and settle', () => {
     expect(failure).toMatchObject({ error: { code: 'CRM', status: 400 }, retry: { action: { externalId: 'c-3' }, possiblyWritten: false } });
   });
 
+  it('sends a slot\'s next batch before settling the one answered, and settles both before it returns', async () => {
+    const crm = memoryCrm({ maxBatch: 1 });
+    const base = memoryLedger();
+    const order: string[] = [];
+    const ledger: LedgerBackend = { ...base, complete: (requests, now) => (order.push('complete'), base.complete(requests, now)) };
+    const adapter = { ...crm.adapter, upsertRecords: (...args: Parameters<typeof crm.adapter.upsertRecords>) => (order.push('send'), crm.adapter.upsertRecords(...args)) };
+    const ctx = engineContext({ adapter, ledger, concurrency: 1, verifyCreates: 'after-failure' });
+    const call: Call = { keeper: leaseKeeper({ ledger, leaseMs: ctx.leaseMs, clock: ctx.clock }), verifyAll: false };
+    const { planned } = prepareAll(ctx, [upsert(1), upsert(2)]);
+    const decided = await writeStage(ctx, call, (await claimStage(ctx, call, planned)).held);
+    expect(order).toEqual(['send', 'send', 'complete', 'complete']);
+    expect(decided.map((d) => d.outcome.status)).toEqual(['created', 'created']);
+    expect((await ledger.list()).map((e) => e.status)).toEqual(['completed', 'completed']);
+  });
+
+  it('settles every batch it sent and sends no further one after a settle fails', async () => {
+    const crm = memoryCrm({ maxBatch: 1 });
+    const base = memoryLedger();
+    let completes = 0;
+    const ledger: LedgerBackend = {
+      ...base,
+      complete: async (requests, now) => {
+        if ((completes += 1) === 1) throw new Error('ledger unreachable');
+        return base.complete(requests, now);
+      },
+    };
+    const ctx = engineContext({ adapter: crm.adapter, ledger, concurrency: 1, verifyCreates: 'after-failure' });
+    const call: Call = { keeper: leaseKeeper({ ledger, leaseMs: ctx.leaseMs, clock: ctx.clock }), verifyAll: false };
+    const { planned } = prepareAll(ctx, [upsert(1), upsert(2), upsert(3), upsert(4)]);
+    await expect(writeStage(ctx, call, (await claimStage(ctx, call, planned)).held)).rejects.toThrow('ledger unreachable');
+    // The first batch's settle failed while the second was in flight: the second is settled, no third is sent.
+    expect(crm.calls.upsert).toBe(2);
+    expect((await ledger.list()).map((e) => e.status).sort()).toEqual(['completed', 'in_progress', 'in_progress', 'in_progress']);
+    call.keeper.stop();
+  });
+
   it('looks an activity up before creating it after a lost response, and creates it once', async () => {
     const s = setup();
     await writeStage(s.ctx, s.call, await held(s, [upsert(1)]));
