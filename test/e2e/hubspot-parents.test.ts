@@ -195,6 +195,33 @@ describe('notes before their contact (hubspotAdapter over loopback)', () => {
     await sync.close();
   });
 
+  it('keeps what a lookup read when a later read of it fails, and reads associations again once a create left', async () => {
+    h = await harness('loopback', { faults: { retryAfterSeconds: 0 } });
+    const sync = createSync({ adapter: h.adapter, ledger: openLedger('memory:'), retry: fast, verifyCreates: 'after-failure' });
+    expect((await sync.apply(upsert(1))).status).toBe('created');
+    // Lost after commit, then the lookup's note read fails: the retried lookup reads only the notes.
+    h.fake.core.resetLog();
+    h.fake.failNext('lost_response', { endpoint: 'notes/batch/create' });
+    h.fake.failNext('server_error', { endpoint: 'objects/notes/batch/read' });
+    const kept = await sync.apply(noteOn('evt-k1', 'C-1'));
+    expect(kept.status).toBe('created');
+    expect(h.fake.counts()).toEqual({
+      'POST /crm/v3/objects/notes/batch/create': 1, 'POST /crm/v4/associations/contacts/notes/batch/read': 1, 'POST /crm/v3/objects/notes/batch/read': 2,
+    });
+    // A 503 that wrote nothing, looked up (nothing attached yet), then a create lost after commit:
+    // what the first lookup read is stale, so the second reads the associations again and finds it.
+    h.fake.core.resetLog();
+    h.fake.failNext('server_error', { endpoint: 'notes/batch/create' });
+    h.fake.failNext('lost_response', { endpoint: 'notes/batch/create' });
+    const again = await sync.apply(noteOn('evt-k2', 'C-1'));
+    expect(again.status).toBe('created');
+    expect(h.fake.count('notes/batch/create')).toBe(2);
+    expect(h.fake.count('associations/contacts/notes/batch/read')).toBe(2);
+    expect(h.fake.records('notes').map((n) => n.properties.crm_upsert_key).sort()).toEqual([kept.key, again.key].sort());
+    expect(again.recordId).toBe(h.fake.records('notes').find((n) => n.properties.crm_upsert_key === again.key)!.id);
+    await sync.close();
+  });
+
   it('does not look notes up after a failed contact read (nothing was sent), nor again after a 429 once a lookup cleared them', async () => {
     h = await harness('loopback', { faults: { retryAfterSeconds: 0 } });
     const other = createSync({ adapter: h.adapter, ledger: openLedger('memory:'), retry: fast });
