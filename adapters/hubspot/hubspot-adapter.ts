@@ -80,15 +80,25 @@ export function hubspotAdapter(options: HubSpotAdapterOptions): CrmAdapter {
       }
     }, { budgets: [o.rateBudget] });
 
+  /**
+   * What a batch's lookups read so far, kept for its next lookup when one fails part way (a 429 or
+   * a reset on a later read): the activity ids associated with a parent (all pages), and the key of
+   * each activity read. Dropped when a write request of the batch is about to leave: that write may
+   * attach more.
+   */
+  const lookups = new WeakMap<BatchContext, { associated: Map<string, string[]>; keys: Map<string, string | undefined> }>();
+
   /** One write request; its failure is classified knowing what every input sent (a `beforeSend` error propagates as it is). */
-  const write = <T>(call: () => Promise<T>, sentProperties: string[][], context?: BatchContext): Promise<T> =>
-    gate.send(async () => {
+  const write = <T>(call: () => Promise<T>, sentProperties: string[][], context?: BatchContext): Promise<T> => {
+    if (context) lookups.delete(context);
+    return gate.send(async () => {
       try {
         return await call();
       } catch (err) {
         throw classifyHubSpotError(err, { sentProperties });
       }
     }, { budgets: [o.rateBudget], context });
+  };
 
   const config = <K extends HubSpotObjectConfig['kind']>(object: string, kind: K) => objectSpec(VENDOR, o.objects, object, kind);
 
@@ -155,40 +165,65 @@ export function hubspotAdapter(options: HubSpotAdapterOptions): CrmAdapter {
       const found = new Map<string, string>();
       if (writes.length === 0) return found;
       const parents = await resolveParents(writes.filter((w) => c.parents[w.parent.object] !== undefined), context, lookupParents);
-      const candidates = new Set<string>();
+      const fresh = { associated: new Map<string, string[]>(), keys: new Map<string, string | undefined>() };
+      const progress = context ? (lookups.get(context) ?? fresh) : fresh;
+      if (context) lookups.set(context, progress);
       const byParentObject = new Map<string, Set<string>>();
       for (const w of writes) {
         const id = parents.get(parentMemoKey(w.parent.object, w.parent.externalId));
         if (id) byParentObject.set(w.parent.object, (byParentObject.get(w.parent.object) ?? new Set()).add(id));
       }
+      const candidates = new Set<string>();
       for (const [parentObject, ids] of byParentObject) {
         const parentType = config(parentObject, 'record').objectType;
-        let inputs: { id: string; after?: string }[] = [...ids].map((id) => ({ id }));
+        const known = (id: string) => progress.associated.get(`${parentType}\u0000${id}`);
+        for (const id of ids) for (const to of known(id) ?? []) candidates.add(to);
+        // Activity ids of the parents being read, page by page; a parent is kept once its last page is in.
+        const pages = new Map<string, string[]>();
+        let inputs: { id: string; after?: string }[] = [...ids].filter((id) => !known(id)).map((id) => ({ id }));
         while (inputs.length > 0) {
           const next: { id: string; after?: string }[] = [];
           for (let i = 0; i < inputs.length; i += READ_CHUNK) {
             const chunk = inputs.slice(i, i + READ_CHUNK);
             // A parent with no associations comes back as a 207 error (NO_ASSOCIATIONS_FOUND): nothing to match.
             const page = await read(() => associationsApi.getPage(parentType, c.objectType, { inputs: chunk }, readableResponses));
+            const more = new Set<string>();
             for (const r of page.results ?? []) {
-              for (const t of r.to ?? []) candidates.add(String(t.toObjectId));
+              const from = r._from?.id;
+              const to = (r.to ?? []).map((t) => String(t.toObjectId));
+              for (const t of to) candidates.add(t);
+              if (from) pages.set(from, [...(pages.get(from) ?? []), ...to]);
               const after = r.paging?.next?.after;
-              if (after && r._from?.id) next.push({ id: r._from.id, after });
+              if (after && from) {
+                next.push({ id: from, after });
+                more.add(from);
+              }
             }
+            for (const { id } of chunk) if (!more.has(id)) progress.associated.set(`${parentType}\u0000${id}`, pages.get(id) ?? []);
           }
           inputs = next;
         }
       }
       const wanted = new Set(writes.map((w) => w.key));
-      const ids = [...candidates];
+      const match = (id: string, key: string | undefined) => {
+        if (key && wanted.has(key) && !found.has(key)) found.set(key, id);
+      };
+      const ids = [...candidates].filter((id) => {
+        if (!progress.keys.has(id)) return true;
+        match(id, progress.keys.get(id));
+        return false;
+      });
       for (let i = 0; i < ids.length; i += READ_CHUNK) {
+        const chunk = ids.slice(i, i + READ_CHUNK);
         const res = await read(() =>
-          batchApi.read(c.objectType, { inputs: ids.slice(i, i + READ_CHUNK).map((id) => ({ id })), properties: [c.keyProperty], propertiesWithHistory: [] }, undefined, readableResponses),
+          batchApi.read(c.objectType, { inputs: chunk.map((id) => ({ id })), properties: [c.keyProperty], propertiesWithHistory: [] }, undefined, readableResponses),
         );
         for (const r of res.results ?? []) {
-          const key = r.properties?.[c.keyProperty];
-          if (key && wanted.has(key) && !found.has(key)) found.set(key, String(r.id));
+          const key = r.properties?.[c.keyProperty] ?? undefined;
+          progress.keys.set(String(r.id), key);
+          match(String(r.id), key);
         }
+        for (const id of chunk) if (!progress.keys.has(id)) progress.keys.set(id, undefined);
       }
       return found;
     },

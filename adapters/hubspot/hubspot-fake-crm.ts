@@ -152,6 +152,19 @@ export class FakeHubSpotCrm {
     return record.id;
   }
 
+  /**
+   * Delete a record as a user in HubSpot would: it is gone, and so are its associations on the
+   * records it was associated with. Returns whether it existed.
+   */
+  remove(objectType: string, id: string): boolean {
+    const type = objectTypeAliases[objectType] ?? objectType;
+    const record = this.store(type)?.records.get(id);
+    if (!record) return false;
+    for (const [toType, ids] of record.associations) for (const toId of ids.keys()) this.store(toType)?.records.get(toId)?.associations.get(type)?.delete(id);
+    this.store(type)!.records.delete(id);
+    return true;
+  }
+
   /** Remove a property definition (a field the portal does not have). */
   removeProperty(objectType: string, name: string): void {
     this.store(objectType)?.properties.delete(name);

@@ -47,6 +47,16 @@ function answer(item: Planned, claim: ClaimResult): Outcome {
   }
 }
 
+/** The record id a mark holds (none in the unknown mark a possibly written upsert leaves). */
+function parentIdOf(mark: string): { ledgerParentId?: string } {
+  try {
+    const id = (JSON.parse(mark) as { id?: unknown }).id;
+    return typeof id === 'string' && id !== '' ? { ledgerParentId: id } : {};
+  } catch {
+    return {};
+  }
+}
+
 /** Whether the next call of this engine reads before it claims: it did find repeats last time. */
 const expectRepeats = new WeakMap<EngineContext, boolean>();
 
@@ -77,7 +87,8 @@ export async function claimStage(ctx: EngineContext, call: Call, all: readonly P
   }
   const owner = ownerId();
   const items = rest.map((i) => forClaim(ctx, i));
-  const requests: ClaimRequest[] = items.map((i) => ({ key: i.key, fingerprint: i.fingerprint, leaseMs: ctx.leaseMs, retryFailed: ctx.retryFailed, owner, markId: i.markId }));
+  // An upsert reads its own record's mark; a create its parent's (the parent's CRM id, with no CRM call).
+  const requests: ClaimRequest[] = items.map((i) => ({ key: i.key, fingerprint: i.fingerprint, leaseMs: ctx.leaseMs, retryFailed: ctx.retryFailed, owner, markId: i.markId ?? i.parentMarkId }));
   const claims = await claimKeys(ctx.ledger, requests, await ctx.clock.now());
   const held: Held[] = [];
   const answered: Decided[] = replayed;
@@ -86,7 +97,8 @@ export async function claimStage(ctx: EngineContext, call: Call, all: readonly P
     const claim = claims[j]!;
     if (claim.outcome !== 'claimed') return void answered.push({ item: rest[j]!, outcome: answer(item, claim) });
     const recovered = claim.entry.attempts > 1 && !surelyUnwritten(claim.entry);
-    held.push({ ...item, token: claim.token!, entryAttempts: claim.entry.attempts, recovered, ...(claim.mark !== undefined ? { mark: claim.mark } : {}) });
+    const marked = claim.mark === undefined ? {} : item.markId !== undefined ? { mark: claim.mark } : parentIdOf(claim.mark);
+    held.push({ ...item, token: claim.token!, entryAttempts: claim.entry.attempts, recovered, ...marked });
   });
   // Long calls (rate limits, model calls, slow CRMs) keep every claim alive while we work.
   call.keeper.hold(held.map((i) => ({ key: i.key, token: i.token })));

@@ -58,14 +58,19 @@ function plan(ctx: EngineContext, index: number, p: Extract<Prepared, { ok: true
   return { index, action, key, fingerprint, keyless, at, op: action.op, object: action.object, ...(action.op === 'upsert' ? { coalesceId: action.externalId } : {}) };
 }
 
+/** The id of a record's "last written" mark: what this ledger last wrote to it and its CRM id. */
+const markIdOf = (ctx: EngineContext, object: string, externalId: string | undefined) => `m1:${sha([ctx.adapter.name, object, externalId])}`;
+
 /**
  * What only a key that goes on to claim needs, hashed then and not for a replay: an upsert's
- * "last written" mark id and the hash of its fields, a keyless create's dedupe-window slot.
+ * "last written" mark id and the hash of its fields; a create's parent mark id (the claim reads
+ * the parent's CRM id from it) and, keyless, its dedupe-window slot.
  */
 export function forClaim(ctx: EngineContext, item: Planned): Planned {
   const { action } = item;
-  if (action.op === 'upsert') return { ...item, markId: `m1:${sha([ctx.adapter.name, action.object, action.externalId])}`, fieldHash: fieldsHash(action.fields) };
-  return item.keyless && ctx.windowMs > 0 ? { ...item, windowId: windowId(ctx.adapter.name, action) } : item;
+  if (action.op === 'upsert') return { ...item, markId: markIdOf(ctx, action.object, action.externalId), fieldHash: fieldsHash(action.fields) };
+  const parent = action.target ? { parentMarkId: markIdOf(ctx, action.target.object, action.target.externalId) } : {};
+  return item.keyless && ctx.windowMs > 0 ? { ...item, ...parent, windowId: windowId(ctx.adapter.name, action) } : { ...item, ...parent };
 }
 
 export function prepareAll(ctx: EngineContext, inputs: readonly unknown[], stored?: readonly (StoredKey | undefined)[]): { planned: Planned[]; rejected: Outcome[] } {

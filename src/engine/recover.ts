@@ -4,11 +4,20 @@
  * vouch for its history), those groups' keys are looked up in the CRM first (read-after-write,
  * never search alone); a found key is this action's record (`created`), and only the rest is
  * sent. A group looked up on its parent and not found is no longer suspect: it is sent without
- * another lookup unless a later failure makes it suspect again.
+ * another lookup unless a later failure makes it suspect again. So is a group whose parent the
+ * lookup read and found absent: an activity is created attached to its parent, and a parent
+ * that does not exist has nothing attached (its activity fails as parent-missing, surely unsent).
  */
 import { parentMemoKey, type ActivityWrite } from '../adapter.js';
 import type { EngineContext } from './types.js';
 import type { Round } from './round.js';
+
+/**
+ * Not found on a parent the lookup resolved, or on a parent it read and found absent (not one
+ * held absent from an earlier read, which a write since may have made): nothing of it is in the CRM.
+ */
+const nothingAttached = (round: Round, parent: string): boolean =>
+  round.context.memo.has(parent) || (round.context.absent?.has(parent) === true && !round.suspicion.heldAbsent.has(parent));
 
 /** Returns false when nothing is left to send. */
 export async function recoverCreated(ctx: EngineContext, round: Round, call: <T>(fn: () => Promise<T>) => Promise<T>): Promise<boolean> {
@@ -20,8 +29,7 @@ export async function recoverCreated(ctx: EngineContext, round: Round, call: <T>
     const write = round.writes[i] as ActivityWrite;
     const recordId = found.get(write.key);
     if (recordId) round.results[i] = { ok: true, recordId, created: true };
-    // Not found on a parent the lookup resolved: nothing of it is in the CRM.
-    else if (round.context.memo.has(parentMemoKey(write.parent.object, write.parent.externalId))) {
+    else if (nothingAttached(round, parentMemoKey(write.parent.object, write.parent.externalId))) {
       suspect.delete(round.groups[i]!);
       inherited.delete(round.groups[i]!);
     }

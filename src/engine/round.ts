@@ -21,6 +21,12 @@ export const isLost = (r: GroupResult | undefined): r is { ok: false; lost: true
 export interface Suspicion {
   readonly suspect: Set<Held[]>;
   readonly inherited: Set<Held[]>;
+  /**
+   * Parents (`parentMemoKey`s) known absent from a read before this batch (the memo's hold): not
+   * read again, so their absence says nothing about a write made since. Every other absent parent
+   * of the batch was read absent by it.
+   */
+  readonly heldAbsent: ReadonlySet<string>;
 }
 
 export interface Round {

@@ -35,6 +35,8 @@ export interface Planned {
   readonly markId?: string;
   readonly fieldHash?: string;
   readonly coalesceId?: string;
+  /** Creates: the "last written" mark id of the parent record, read with the claim. */
+  readonly parentMarkId?: string;
 }
 
 export interface Held extends Planned {
@@ -45,6 +47,12 @@ export interface Held extends Planned {
   readonly recovered: boolean;
   /** The record's "last written" mark when the claim asked for it. */
   readonly mark?: string;
+  /**
+   * Creates: the parent's CRM id from its mark, as this ledger's last confirmed write of that
+   * record left it. Not verified against the CRM: a record deleted there since is caught when the
+   * create is refused (write.ts).
+   */
+  readonly ledgerParentId?: string;
   /** The pending dedupe-window slot this item holds. */
   readonly slot?: HeldSlot;
 }

@@ -10,7 +10,7 @@ import { parentMemoKey } from '../adapter.js';
 import { planBatches, type Batch } from '../batcher.js';
 import type { CrmError } from '../errors.js';
 import type { OutcomeStatus } from '../outcome.js';
-import { isLost, type Suspicion } from './round.js';
+import { isLost, type GroupResult, type Suspicion } from './round.js';
 import { sendGroups, type BatchParents } from './send.js';
 import { completeEntries, failEntries, releaseEntries } from './settle.js';
 import { WRITTEN, type Call, type Decided, type EngineContext, type Held } from './types.js';
@@ -20,27 +20,37 @@ const PARENT_NOT_FOUND = 'PARENT_NOT_FOUND';
 
 /**
  * Parents upserted earlier in this call need no read: their ids were just confirmed by the CRM;
- * nor do parents this Sync wrote or read a moment ago. Parents it found absent a moment ago are
- * not read again when nothing else in the batch needs a read: their activities fail as
- * parent-missing at once (retryable later), without a request.
+ * nor do parents this Sync wrote or read a moment ago, nor parents whose upsert this ledger
+ * confirmed (the claim read their CRM id from the record's mark: `fromLedger`, to be confirmed
+ * by the create itself). Parents it found absent a moment ago are not read again when nothing
+ * else in the batch needs a read: their activities fail as parent-missing at once (retryable
+ * later), without a request.
  */
-function seedParents(ctx: EngineContext, batch: Batch<Held>, written: ReadonlyMap<string, string>): Required<BatchParents> {
+function seedParents(ctx: EngineContext, batch: Batch<Held>, written: ReadonlyMap<string, string>): { parents: Required<BatchParents>; fromLedger: Set<string> } {
   const keys = new Set<string>();
+  const stored = new Map<string, string>();
   for (const group of batch.groups) {
-    const parent = group[0]!.action.target;
-    if (parent) keys.add(parentMemoKey(parent.object, parent.externalId));
+    const lead = group[0]!;
+    const parent = lead.action.target;
+    if (!parent) continue;
+    const key = parentMemoKey(parent.object, parent.externalId);
+    keys.add(key);
+    if (lead.ledgerParentId) stored.set(key, lead.ledgerParentId);
   }
   const seeded = ctx.parents.seed(keys);
+  const fromLedger = new Set<string>();
   for (const key of keys) {
     const id = written.get(key);
-    if (id) {
-      seeded.memo.set(key, id);
-      seeded.absent.delete(key);
+    if (id) seeded.memo.set(key, id);
+    else if (!seeded.memo.has(key) && stored.has(key)) {
+      seeded.memo.set(key, stored.get(key)!);
+      fromLedger.add(key);
     }
+    if (seeded.memo.has(key)) seeded.absent.delete(key);
   }
   // A batch that reads some parent anyway reads the held ones in the same request, for free.
   for (const key of keys) if (!seeded.memo.has(key) && !seeded.absent.has(key)) seeded.absent.clear();
-  return seeded;
+  return { parents: seeded, fromLedger };
 }
 
 /** What the batch learnt about parents, kept for this Sync's later calls. */
@@ -69,14 +79,57 @@ interface Sorted {
   lost: Decided[];
 }
 
+/** The memo key of a create group's parent. */
+const parentKeyOf = (group: Held[]): string | undefined => {
+  const parent = group[0]!.action.target;
+  return parent ? parentMemoKey(parent.object, parent.externalId) : undefined;
+};
+
+/**
+ * The groups of a create batch the CRM refused on a parent id taken from the ledger: the record
+ * may have been deleted (or merged away) in the CRM since this ledger wrote it. Any permanent
+ * refusal counts: CRMs word a dangling reference in their own ways, and a refusal for another
+ * reason costs one more request that is refused again.
+ */
+function refusedOnLedgerParent(batch: Batch<Held>, results: readonly GroupResult[], fromLedger: ReadonlySet<string>): number[] {
+  if (batch.op !== 'create' || fromLedger.size === 0) return [];
+  return batch.groups.flatMap((group, g) => {
+    const r = results[g]!;
+    const key = parentKeyOf(group);
+    const refused = !r.ok && !isLost(r) && r.error.kind === 'permanent';
+    return refused && key !== undefined && fromLedger.has(key) ? [g] : [];
+  });
+}
+
 async function sendBatch(ctx: EngineContext, call: Call, batch: Batch<Held>, written: ReadonlyMap<string, string>): Promise<Sorted> {
-  const parents = seedParents(ctx, batch, written);
+  const { parents, fromLedger } = seedParents(ctx, batch, written);
   const seeded = { memo: new Set(parents.memo.keys()), absent: new Set(parents.absent) };
   // After a takeover the dead worker's create may have committed, and a ledger that cannot vouch
   // for its history may have forgotten one: look before creating.
-  const inherited = new Set(batch.groups.filter((g) => call.verifyAll || g[0]!.recovered));
-  const suspicion: Suspicion = { suspect: new Set(inherited), inherited };
-  const { results, attempts } = await sendGroups(ctx, call, batch, batch.groups, parents, suspicion);
+  const inheritedAtStart = new Set(batch.groups.filter((g) => call.verifyAll || g[0]!.recovered));
+  const inherited = new Set(inheritedAtStart);
+  const suspicion: Suspicion = { suspect: new Set(inherited), inherited, heldAbsent: seeded.absent };
+  const sent = await sendGroups(ctx, call, batch, batch.groups, parents, suspicion);
+  const { results } = sent;
+  let { attempts } = sent;
+  // A parent id from the ledger the CRM refused: forget it and send those groups once more, their
+  // parents read from the CRM. A lookup on the refused id proved nothing, so what an earlier holder
+  // left is suspect again (looked up on the parent the CRM names).
+  const stale = refusedOnLedgerParent(batch, results, fromLedger);
+  if (stale.length > 0) {
+    for (const g of stale) {
+      const key = parentKeyOf(batch.groups[g]!)!;
+      parents.memo.delete(key);
+      fromLedger.delete(key);
+      if (inheritedAtStart.has(batch.groups[g]!)) {
+        inherited.add(batch.groups[g]!);
+        suspicion.suspect.add(batch.groups[g]!);
+      }
+    }
+    const again = await sendGroups(ctx, call, batch, stale.map((g) => batch.groups[g]!), parents, suspicion);
+    stale.forEach((g, j) => (results[g] = again.results[j]!));
+    attempts += again.attempts;
+  }
   if (batch.op === 'create') learnParents(ctx, parents, seeded);
   const out: Sorted = { done: [], failed: [], unsent: [], refused: [], lost: [] };
   batch.groups.forEach((group, g) => {

@@ -2,8 +2,10 @@
  * Activities that arrive before their parent, and lookups only where a write may have happened,
  * counted on the fake HubSpot's request log: a note whose contact is absent costs one contact read
  * until that contact is written or the hold runs out; a note on a contact this Sync just wrote
- * needs no read; a failure before the create left, or after a lookup cleared the notes, calls for
- * no (further) lookup.
+ * needs no read, nor does one on a contact another Sync of the same ledger wrote (its id is in the
+ * ledger), unless HubSpot refuses that id; a failure before the create left, or after a lookup
+ * cleared the notes, calls for no (further) lookup, and neither does a taken-over note whose contact
+ * a read found absent.
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { createSync, openLedger, type Outcome } from '../../src/index.js';
@@ -77,6 +79,146 @@ describe('notes before their contact (hubspotAdapter over loopback)', () => {
     expect(h.fake.count('notes/batch/create')).toBe(2);
     expect(h.fake.count('associations')).toBe(0);
     expect(h.fake.records('notes')).toHaveLength(3);
+    await sync.close();
+  });
+
+  it('takes the id of a contact another Sync of the same ledger wrote from the ledger: no contact read', async () => {
+    h = await harness('loopback');
+    const ledger = openLedger('memory:');
+    const writer = createSync({ adapter: h.adapter, ledger, retry: fast });
+    const sync = createSync({ adapter: h.adapter, ledger, retry: fast, verifyCreates: 'after-failure' });
+    expect((await writer.apply(upsert(1))).status).toBe('created');
+    h.fake.core.resetLog();
+    expect(statuses(await sync.applyMany([noteOn('evt-l1', 'C-1'), noteOn('evt-l2', 'C-1')]))).toEqual(['created', 'created']);
+    expect(h.fake.counts()).toEqual({ 'POST /crm/v3/objects/notes/batch/create': 1 });
+    const contactId = h.fake.records('contacts')[0]!.id;
+    expect(h.fake.records('notes').map((n) => n.associations.contacts?.[0]?.id)).toEqual([contactId, contactId]);
+    await sync.close();
+  });
+
+  it('sends a note HubSpot refused on a ledger id (the contact was deleted since) again with the contact read from HubSpot', async () => {
+    h = await harness('loopback');
+    const ledger = openLedger('memory:');
+    const writer = createSync({ adapter: h.adapter, ledger, retry: fast });
+    const sync = createSync({ adapter: h.adapter, ledger, retry: fast, verifyCreates: 'after-failure' });
+    expect(statuses(await writer.applyMany([upsert(1), upsert(2)]))).toEqual(['created', 'created']);
+    const written = new Map(h.fake.records('contacts').map((c) => [c.properties.ai_external_id, c.id]));
+    for (const id of written.values()) expect(h.fake.state.crm.remove('contacts', id)).toBe(true);
+    // C-1 comes back under a new id, written outside this ledger; C-2 stays deleted.
+    const recreated = h.fake.state.crm.seed('contacts', { ai_external_id: 'C-1', email: 'c1@example.test' });
+    h.fake.core.resetLog();
+    const [onRecreated, onDeleted] = await sync.applyMany([noteOn('evt-d1', 'C-1'), noteOn('evt-d2', 'C-2')]);
+    expect(onRecreated!.status).toBe('created');
+    expect(onDeleted!.status).toBe('failed');
+    expect(onDeleted!.error?.message).toMatch(/parent contact with ai_external_id=C-2 does not exist/);
+    expect(h.fake.counts()).toEqual({ 'POST /crm/v3/objects/notes/batch/create': 2, 'POST /crm/v3/objects/contacts/batch/read': 1 });
+    expect(h.fake.records('notes').map((n) => [n.properties.crm_upsert_key, n.associations.contacts?.[0]?.id])).toEqual([[onRecreated!.key, recreated]]);
+    // Surely unwritten: retried once C-2 exists again, it is created without a lookup.
+    expect((await writer.apply({ ...upsert(2), eventId: 'evt-c2-again', fields: { email: 'c2@example.org' } })).status).toBe('created');
+    h.fake.core.resetLog();
+    expect((await sync.apply(noteOn('evt-d2', 'C-2'))).status).toBe('created');
+    expect(h.fake.counts()).toEqual({ 'POST /crm/v3/objects/notes/batch/create': 1 });
+    await sync.close();
+  });
+
+  it('looks a taken-over note up again on the contact HubSpot names when the ledger id was refused: no second note', async () => {
+    h = await harness('loopback');
+    let clock = Date.parse('2026-11-29T10:00:00Z');
+    const ledger = openLedger('memory:');
+    const writer = createSync({ adapter: h.adapter, ledger, retry: fast, now: () => clock });
+    const sync = createSync({ adapter: h.adapter, ledger, retry: fast, verifyCreates: 'after-failure', leaseMs: 1_000, now: () => clock });
+    expect((await writer.apply(upsert(1))).status).toBe('created');
+    expect(h.fake.state.crm.remove('contacts', h.fake.records('contacts')[0]!.id)).toBe(true);
+    const recreated = h.fake.state.crm.seed('contacts', { ai_external_id: 'C-1', email: 'c1@example.test' });
+    // An earlier holder on another host claimed the note and created it on the contact as it is now, then went silent.
+    const note = noteOn('evt-t1', 'C-1');
+    const p = sync.prepare(note);
+    if (!p.ok) throw new Error('bad note');
+    await ledger.claim([{ key: p.key, fingerprint: p.fingerprint, leaseMs: 1_000, owner: 'elsewhere 1 1' }], clock);
+    const earlier = createSync({ adapter: h.adapter, ledger: openLedger('memory:'), retry: fast });
+    expect((await earlier.apply(note)).status).toBe('created');
+    clock += 1_000;
+    h.fake.core.resetLog();
+    const taken = await sync.apply(note);
+    expect(taken.status).toBe('created');
+    expect(taken.recordId).toBe(h.fake.records('notes')[0]!.id);
+    expect(h.fake.records('notes')).toHaveLength(1);
+    expect(h.fake.records('notes')[0]!.associations.contacts).toEqual([{ id: recreated, typeId: 202 }]);
+    await sync.close();
+  });
+
+  it('fails a taken-over note whose contact a read found absent as surely unwritten: no lookup once the contact is there', async () => {
+    h = await harness('loopback');
+    let clock = Date.parse('2026-11-29T10:00:00Z');
+    const ledger = openLedger('memory:');
+    const writer = createSync({ adapter: h.adapter, ledger, retry: fast, now: () => clock });
+    const sync = createSync({ adapter: h.adapter, ledger, retry: fast, verifyCreates: 'after-failure', leaseMs: 1_000, now: () => clock });
+    const note = noteOn('evt-a1', 'C-1');
+    const p = sync.prepare(note);
+    if (!p.ok) throw new Error('bad note');
+    await ledger.claim([{ key: p.key, fingerprint: p.fingerprint, leaseMs: 1_000, owner: 'elsewhere 1 1' }], clock);
+    clock += 1_000;
+    // Taken over: looked up first, but the contact is not there, so nothing can be attached to it.
+    const first = await sync.apply(note);
+    expect(first.status).toBe('failed');
+    expect(h.fake.counts()).toEqual({ 'POST /crm/v3/objects/contacts/batch/read': 1 });
+    expect((await writer.apply(upsert(1))).status).toBe('created');
+    h.fake.core.resetLog();
+    expect((await sync.apply(note)).status).toBe('created');
+    expect(h.fake.counts()).toEqual({ 'POST /crm/v3/objects/notes/batch/create': 1 });
+    expect(h.fake.records('notes')).toHaveLength(1);
+    await sync.close();
+  });
+
+  it('still looks a taken-over note up when its contact was only held absent from an earlier read: no second note', async () => {
+    h = await harness('loopback');
+    let clock = Date.parse('2026-11-29T10:00:00Z');
+    const ledger = openLedger('memory:');
+    const sync = createSync({ adapter: h.adapter, ledger, retry: fast, verifyCreates: 'after-failure', leaseMs: 1_000, now: () => clock });
+    expect((await sync.apply(noteOn('evt-h0', 'C-1'))).status).toBe('failed');
+    // The contact appears outside this ledger, and a holder on another host creates a note on it, then goes silent.
+    h.fake.state.crm.seed('contacts', { ai_external_id: 'C-1', email: 'c1@example.test' });
+    const note = noteOn('evt-h1', 'C-1');
+    const p = sync.prepare(note);
+    if (!p.ok) throw new Error('bad note');
+    await ledger.claim([{ key: p.key, fingerprint: p.fingerprint, leaseMs: 1_000, owner: 'elsewhere 1 1' }], clock);
+    const earlier = createSync({ adapter: h.adapter, ledger: openLedger('memory:'), retry: fast });
+    expect((await earlier.apply(note)).status).toBe('created');
+    // Taken over while C-1 is still held absent: that proves nothing about the earlier holder's write.
+    clock += 1_000;
+    expect((await sync.apply(note)).status).toBe('failed');
+    clock += DEFAULT_PARENT_ABSENT_MS;
+    const taken = await sync.apply(note);
+    expect(taken.status).toBe('created');
+    expect(h.fake.records('notes')).toHaveLength(1);
+    expect(taken.recordId).toBe(h.fake.records('notes')[0]!.id);
+    await sync.close();
+  });
+
+  it('keeps what a lookup read when a later read of it fails, and reads associations again once a create left', async () => {
+    h = await harness('loopback', { faults: { retryAfterSeconds: 0 } });
+    const sync = createSync({ adapter: h.adapter, ledger: openLedger('memory:'), retry: fast, verifyCreates: 'after-failure' });
+    expect((await sync.apply(upsert(1))).status).toBe('created');
+    // Lost after commit, then the lookup's note read fails: the retried lookup reads only the notes.
+    h.fake.core.resetLog();
+    h.fake.failNext('lost_response', { endpoint: 'notes/batch/create' });
+    h.fake.failNext('server_error', { endpoint: 'objects/notes/batch/read' });
+    const kept = await sync.apply(noteOn('evt-k1', 'C-1'));
+    expect(kept.status).toBe('created');
+    expect(h.fake.counts()).toEqual({
+      'POST /crm/v3/objects/notes/batch/create': 1, 'POST /crm/v4/associations/contacts/notes/batch/read': 1, 'POST /crm/v3/objects/notes/batch/read': 2,
+    });
+    // A 503 that wrote nothing, looked up (nothing attached yet), then a create lost after commit:
+    // what the first lookup read is stale, so the second reads the associations again and finds it.
+    h.fake.core.resetLog();
+    h.fake.failNext('server_error', { endpoint: 'notes/batch/create' });
+    h.fake.failNext('lost_response', { endpoint: 'notes/batch/create' });
+    const again = await sync.apply(noteOn('evt-k2', 'C-1'));
+    expect(again.status).toBe('created');
+    expect(h.fake.count('notes/batch/create')).toBe(2);
+    expect(h.fake.count('associations/contacts/notes/batch/read')).toBe(2);
+    expect(h.fake.records('notes').map((n) => n.properties.crm_upsert_key).sort()).toEqual([kept.key, again.key].sort());
+    expect(again.recordId).toBe(h.fake.records('notes').find((n) => n.properties.crm_upsert_key === again.key)!.id);
     await sync.close();
   });
 
