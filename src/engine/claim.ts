@@ -13,6 +13,7 @@
  * without retry -> `failed`, a key of another identity -> `rejected` (KeyConflictError).
  */
 import { KeyConflictError } from '../errors.js';
+import { extend } from '../extend.js';
 import type { ClaimRequest, ClaimResult, LedgerEntry } from '../ledger/types.js';
 import { ownerId } from '../owner.js';
 import type { Outcome } from '../outcome.js';
@@ -86,7 +87,8 @@ export async function claimStage(ctx: EngineContext, call: Call, all: readonly P
     const claim = claims[j]!;
     if (claim.outcome !== 'claimed') return void answered.push({ item: rest[j]!, outcome: answer(item, claim) });
     const recovered = claim.entry.attempts > 1 && !surelyUnwritten(claim.entry);
-    held.push({ ...item, token: claim.token!, entryAttempts: claim.entry.attempts, recovered, ...(claim.mark !== undefined ? { mark: claim.mark } : {}) });
+    const claimed = { token: claim.token!, entryAttempts: claim.entry.attempts, recovered };
+    held.push(extend(item, claim.mark !== undefined ? { ...claimed, mark: claim.mark } : claimed));
   });
   // Long calls (rate limits, model calls, slow CRMs) keep every claim alive while we work.
   call.keeper.hold(held.map((i) => ({ key: i.key, token: i.token })));

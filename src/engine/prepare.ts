@@ -11,6 +11,7 @@ import { snapshotInput } from '../../schemas/snapshot.js';
 import type { Fields } from '../adapter.js';
 import { windowId } from '../dedupe-window.js';
 import { ValidationError } from '../errors.js';
+import { extend } from '../extend.js';
 import { deriveKey, fingerprintOf } from '../key.js';
 import type { Outcome } from '../outcome.js';
 import { parseAction } from './parse-action.js';
@@ -64,8 +65,8 @@ function plan(ctx: EngineContext, index: number, p: Extract<Prepared, { ok: true
  */
 export function forClaim(ctx: EngineContext, item: Planned): Planned {
   const { action } = item;
-  if (action.op === 'upsert') return { ...item, markId: `m1:${sha([ctx.adapter.name, action.object, action.externalId])}`, fieldHash: fieldsHash(action.fields) };
-  return item.keyless && ctx.windowMs > 0 ? { ...item, windowId: windowId(ctx.adapter.name, action) } : item;
+  if (action.op === 'upsert') return extend(item, { markId: `m1:${sha([ctx.adapter.name, action.object, action.externalId])}`, fieldHash: fieldsHash(action.fields) });
+  return item.keyless && ctx.windowMs > 0 ? extend(item, { windowId: windowId(ctx.adapter.name, action) }) : item;
 }
 
 export function prepareAll(ctx: EngineContext, inputs: readonly unknown[], stored?: readonly (StoredKey | undefined)[]): { planned: Planned[]; rejected: Outcome[] } {
