@@ -8,6 +8,7 @@
 import type { Client as SdkClient } from '@hubspot/api-client';
 import { parentMemoKey, type ActivityWrite, type BatchContext, type CrmAdapter, type RecordWrite, type WriteResult } from '../../src/adapter.js';
 import { CrmError, CrmErrorKind, registerSecret } from '../../src/errors.js';
+import { extend } from '../../src/extend.js';
 import { engineObjects, objectSpec, requestGate, resolveParents, writeInOrder, type Prepared } from '../kit/adapter-kit.js';
 import { HUBSPOT_SDK, loadVendorSdk } from '../kit/vendor-sdk.js';
 import type { HubSpotObjectConfig } from './hubspot-config.js';
@@ -19,7 +20,7 @@ import { createInput, upsertInput, type CreateInput } from './hubspot-requests.j
 // An optional peer: without it, importing this module throws the one message naming what to install.
 const { Client } = loadVendorSdk<{ Client: typeof SdkClient }>(HUBSPOT_SDK);
 
-const traced = <T>(inputs: T[]): Traced<T>[] => inputs.map((input, i) => ({ ...input, objectWriteTraceId: String(i) }));
+const traced = <T extends object>(inputs: T[]): Traced<T>[] => inputs.map((input, i) => extend(input, { objectWriteTraceId: String(i) }));
 
 type RecordConfig = Extract<HubSpotObjectConfig, { kind: 'record' }>;
 

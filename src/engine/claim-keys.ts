@@ -5,12 +5,13 @@
  * took it meanwhile, the release does nothing) and claimed again, which counts as a takeover.
  */
 import type { ClaimRequest, ClaimResult, LedgerBackend } from '../ledger/types.js';
+import { extend } from '../extend.js';
 import { isDeadLocalOwner, ownerId } from '../owner.js';
 
 export async function claimKeys(ledger: LedgerBackend, requests: readonly ClaimRequest[], now: number): Promise<ClaimResult[]> {
   if (requests.length === 0) return [];
   const owner = ownerId();
-  const owned = requests.map((r) => (r.owner === undefined ? { ...r, owner } : r));
+  const owned = requests.map((r) => (r.owner === undefined ? extend(r, { owner }) : r));
   const results = await ledger.claim(owned, now);
   const dead = results.flatMap((r, i) => (r.outcome === 'in_progress' && isDeadLocalOwner(r.entry.owner) ? [i] : []));
   if (dead.length === 0) return results;

@@ -13,6 +13,7 @@
  * without retry -> `failed`, a key of another identity -> `rejected` (KeyConflictError).
  */
 import { KeyConflictError } from '../errors.js';
+import { extend } from '../extend.js';
 import type { ClaimRequest, ClaimResult, LedgerEntry } from '../ledger/types.js';
 import { ownerId } from '../owner.js';
 import type { Outcome } from '../outcome.js';
@@ -98,7 +99,7 @@ export async function claimStage(ctx: EngineContext, call: Call, all: readonly P
     if (claim.outcome !== 'claimed') return void answered.push({ item: rest[j]!, outcome: answer(item, claim) });
     const recovered = claim.entry.attempts > 1 && !surelyUnwritten(claim.entry);
     const marked = claim.mark === undefined ? {} : item.markId !== undefined ? { mark: claim.mark } : parentIdOf(claim.mark);
-    held.push({ ...item, token: claim.token!, entryAttempts: claim.entry.attempts, recovered, ...marked });
+    held.push(extend(item, { token: claim.token!, entryAttempts: claim.entry.attempts, recovered, ...marked }));
   });
   // Long calls (rate limits, model calls, slow CRMs) keep every claim alive while we work.
   call.keeper.hold(held.map((i) => ({ key: i.key, token: i.token })));

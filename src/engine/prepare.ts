@@ -11,6 +11,7 @@ import { snapshotInput } from '../../schemas/snapshot.js';
 import type { Fields } from '../adapter.js';
 import { windowId } from '../dedupe-window.js';
 import { ValidationError } from '../errors.js';
+import { extend } from '../extend.js';
 import { deriveKey, fingerprintOf } from '../key.js';
 import type { Outcome } from '../outcome.js';
 import { parseAction } from './parse-action.js';
@@ -68,9 +69,9 @@ const markIdOf = (ctx: EngineContext, object: string, externalId: string | undef
  */
 export function forClaim(ctx: EngineContext, item: Planned): Planned {
   const { action } = item;
-  if (action.op === 'upsert') return { ...item, markId: markIdOf(ctx, action.object, action.externalId), fieldHash: fieldsHash(action.fields) };
+  if (action.op === 'upsert') return extend(item, { markId: markIdOf(ctx, action.object, action.externalId), fieldHash: fieldsHash(action.fields) });
   const parent = action.target ? { parentMarkId: markIdOf(ctx, action.target.object, action.target.externalId) } : {};
-  return item.keyless && ctx.windowMs > 0 ? { ...item, ...parent, windowId: windowId(ctx.adapter.name, action) } : { ...item, ...parent };
+  return extend(item, item.keyless && ctx.windowMs > 0 ? { ...parent, windowId: windowId(ctx.adapter.name, action) } : parent);
 }
 
 export function prepareAll(ctx: EngineContext, inputs: readonly unknown[], stored?: readonly (StoredKey | undefined)[]): { planned: Planned[]; rejected: Outcome[] } {

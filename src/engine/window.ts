@@ -6,6 +6,7 @@
  * released (`in_flight`); the others go on holding their slot, renewed by the call's keeper.
  */
 import { leadersOf } from '../dedupe-window.js';
+import { extend } from '../extend.js';
 import { releaseEntries } from './settle.js';
 import type { Call, Decided, EngineContext, Held } from './types.js';
 
@@ -29,7 +30,7 @@ export async function windowStage(ctx: EngineContext, call: Call, held: readonly
     const { verdict, slot } = verdicts[j]!;
     if (verdict === 'suppressed') result.suppressed.push({ item, outcome: { key: item.key, status: 'suppressed', attempts: 0 } });
     else if (verdict === 'in_flight') yielded.push(item);
-    else result.pass.push({ ...item, slot });
+    else result.pass.push(extend(item, { slot }));
   });
   call.keeper.holdSlots(result.pass.flatMap((i) => (i.slot ? [i.slot] : [])));
   await releaseEntries(ctx, call, yielded);
