@@ -253,7 +253,7 @@ export async function runChaos(o: ChaosOptions): Promise<Record<string, unknown>
     await Promise.all(workers.map((w) => w.exit));
     await server.close();
     dir.remove();
-    await dropStore(o.ledgerUrl, prefix, ['entries', 'marks', 'windows', 'schema_version']);
+    await dropStore(o.ledgerUrl, prefix, ['entries', 'marks', 'windows', 'meta', 'schema_version']);
     if (o.budget) await dropStore(o.budget.url, prefix, ['budget']);
   }
 }

@@ -82,7 +82,7 @@ async function postgresBackend(url: string): Promise<Backend> {
       return found;
     },
     async cleanup() {
-      await pool.query(['entries', 'marks', 'windows', 'schema_version'].map((t) => `DROP TABLE IF EXISTS "${prefix}${t}";`).join(''));
+      await pool.query(['entries', 'marks', 'windows', 'meta', 'schema_version'].map((t) => `DROP TABLE IF EXISTS "${prefix}${t}";`).join(''));
       await pool.end();
     },
   };

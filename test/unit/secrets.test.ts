@@ -88,7 +88,7 @@ describe('secrets through real services and the vendor clients', () => {
   });
   afterAll(async () => {
     if (pool) {
-      for (const p of tables) await pool.query(['entries', 'marks', 'windows', 'schema_version'].map((t) => `DROP TABLE IF EXISTS "${p}${t}";`).join(''));
+      for (const p of tables) await pool.query(['entries', 'marks', 'windows', 'meta', 'schema_version'].map((t) => `DROP TABLE IF EXISTS "${p}${t}";`).join(''));
       await pool.end();
     }
     if (redisClient) {
