@@ -18,7 +18,7 @@ import type { ClaimRequest, ClaimResult, LedgerEntry } from '../ledger/types.js'
 import { ownerId } from '../owner.js';
 import type { Outcome } from '../outcome.js';
 import { claimKeys } from './claim-keys.js';
-import { decodeActionFailure, decodeActionResult } from './payloads.js';
+import { decodeActionFailure, decodeActionResult, decodeMark } from './payloads.js';
 import { forClaim } from './prepare.js';
 import type { Call, Decided, EngineContext, Held, Planned } from './types.js';
 
@@ -48,14 +48,10 @@ function answer(item: Planned, claim: ClaimResult): Outcome {
   }
 }
 
-/** The record id a mark holds (none in the unknown mark a possibly written upsert leaves). */
+/** The record id a parent's mark holds (none in the unknown mark a possibly written upsert leaves). */
 function parentIdOf(mark: string): { ledgerParentId?: string } {
-  try {
-    const id = (JSON.parse(mark) as { id?: unknown }).id;
-    return typeof id === 'string' && id !== '' ? { ledgerParentId: id } : {};
-  } catch {
-    return {};
-  }
+  const { id } = decodeMark(mark);
+  return id ? { ledgerParentId: id } : {};
 }
 
 /** Whether the next call of this engine reads before it claims: it did find repeats last time. */

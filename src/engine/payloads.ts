@@ -109,4 +109,25 @@ export function decodeEventResult(value: Json | null): EventResult {
 }
 
 /** The action a stored failed entry can be retried with, if it has one. */
+/**
+ * A record's "last written" mark: the hash of the fields this ledger last confirmed written to it
+ * and the record's CRM id; both null in the unknown mark a possibly written upsert leaves.
+ */
+export interface RecordMark {
+  h: string | null;
+  id: string | null;
+}
+
+export const encodeMark = (m: RecordMark): string => JSON.stringify({ h: m.h, id: m.id });
+
+/** A stored mark; text that is not one reads as the unknown mark. */
+export function decodeMark(text: string): RecordMark {
+  try {
+    const v = JSON.parse(text) as unknown;
+    return isObject(v) ? { h: str(v.h) ?? null, id: str(v.id) || null } : { h: null, id: null };
+  } catch {
+    return { h: null, id: null };
+  }
+}
+
 export const storedAction = (error: Json | null): Action | undefined => decodeActionFailure(error)?.retry?.action;

@@ -7,11 +7,11 @@
  * upsert also makes the record's mark unknown, so the next write to it is never judged unchanged.
  * Released claims (nothing written) are claimable again at once.
  */
-import { encodeActionFailure, encodeActionResult } from './payloads.js';
+import { encodeActionFailure, encodeActionResult, encodeMark } from './payloads.js';
 import { WRITTEN, type Call, type Decided, type EngineContext, type Held } from './types.js';
 
 /** A mark that no field hash equals: the record may hold a write the ledger never saw confirmed. */
-export const UNKNOWN_MARK = JSON.stringify({ h: null, id: null });
+export const UNKNOWN_MARK = encodeMark({ h: null, id: null });
 
 export async function completeEntries(ctx: EngineContext, call: Call, decided: readonly Decided[]): Promise<void> {
   const owned = decided.filter((d): d is Decided & { item: Held } => 'token' in d.item);
@@ -20,7 +20,7 @@ export async function completeEntries(ctx: EngineContext, call: Call, decided: r
   await ctx.ledger.complete(
     owned.map(({ item, outcome: o }) => {
       const result = encodeActionResult({ status: o.status, ...(o.recordId ? { recordId: o.recordId } : {}) });
-      const mark = item.markId && o.recordId && WRITTEN.has(o.status) ? { mark: { id: item.markId, value: JSON.stringify({ h: item.fieldHash, id: o.recordId }) } } : {};
+      const mark = item.markId && o.recordId && WRITTEN.has(o.status) ? { mark: { id: item.markId, value: encodeMark({ h: item.fieldHash ?? null, id: o.recordId }) } } : {};
       return { key: item.key, token: item.token, result, retentionMs: ctx.retentionMs, ...mark };
     }),
     await ctx.clock.now(),

@@ -4,6 +4,7 @@
  * in this call are coalesced instead (the later fields win), and an unknown mark (left by a write
  * that may have reached the CRM) never matches.
  */
+import { decodeMark } from './payloads.js';
 import type { Decided, Held } from './types.js';
 
 export function unchangedStage(held: readonly Held[]): { pass: Held[]; unchanged: Decided[] } {
@@ -13,7 +14,7 @@ export function unchangedStage(held: readonly Held[]): { pass: Held[]; unchanged
   const pass: Held[] = [];
   const unchanged: Decided[] = [];
   for (const item of held) {
-    const last = item.mark && item.fieldHash !== undefined ? (JSON.parse(item.mark) as { h: string | null; id: string | null }) : undefined;
+    const last = item.mark && item.fieldHash !== undefined ? decodeMark(item.mark) : undefined;
     const same = last && last.h !== null && last.id !== null && last.h === item.fieldHash && writesPerRecord.get(recordOf(item)) === 1;
     if (same) unchanged.push({ item, outcome: { key: item.key, status: 'unchanged', recordId: last.id!, attempts: 0 } });
     else pass.push(item);
