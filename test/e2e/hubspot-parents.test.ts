@@ -20,6 +20,31 @@ const noteOn = (eventId: string, contact: string) => ({
 });
 const statuses = (outcomes: Outcome[]) => outcomes.map((o) => o.status);
 
+/**
+ * A memory ledger on a clock the test moves, a Sync on it with a 1 s lease (`sync`), a writer of
+ * contacts through the same ledger, and what a holder on another host leaves: its claim on a
+ * note's key (`claimElsewhere`) and, through a ledger of its own, the note itself (`createElsewhere`).
+ */
+function takeoverSetup(h: Harness) {
+  const clock = { at: Date.parse('2026-11-29T10:00:00Z') };
+  const now = () => clock.at;
+  const ledger = openLedger('memory:');
+  const writer = createSync({ adapter: h.adapter, ledger, retry: fast, now });
+  const sync = createSync({ adapter: h.adapter, ledger, retry: fast, verifyCreates: 'after-failure', leaseMs: 1_000, now });
+  return {
+    clock, ledger, writer, sync,
+    async claimElsewhere(note: ReturnType<typeof noteOn>) {
+      const p = sync.prepare(note);
+      if (!p.ok) throw new Error('bad note');
+      await ledger.claim([{ key: p.key, fingerprint: p.fingerprint, leaseMs: 1_000, owner: 'elsewhere 1 1' }], clock.at);
+    },
+    async createElsewhere(note: ReturnType<typeof noteOn>) {
+      const earlier = createSync({ adapter: h.adapter, ledger: openLedger('memory:'), retry: fast });
+      expect((await earlier.apply(note)).status).toBe('created');
+    },
+  };
+}
+
 describe('notes before their contact (hubspotAdapter over loopback)', () => {
   let h: Harness;
   afterEach(() => h?.stop());
@@ -123,21 +148,15 @@ describe('notes before their contact (hubspotAdapter over loopback)', () => {
 
   it('looks a taken-over note up again on the contact HubSpot names when the ledger id was refused: no second note', async () => {
     h = await harness('loopback');
-    let clock = Date.parse('2026-11-29T10:00:00Z');
-    const ledger = openLedger('memory:');
-    const writer = createSync({ adapter: h.adapter, ledger, retry: fast, now: () => clock });
-    const sync = createSync({ adapter: h.adapter, ledger, retry: fast, verifyCreates: 'after-failure', leaseMs: 1_000, now: () => clock });
+    const { clock, writer, sync, claimElsewhere, createElsewhere } = takeoverSetup(h);
     expect((await writer.apply(upsert(1))).status).toBe('created');
     expect(h.fake.state.crm.remove('contacts', h.fake.records('contacts')[0]!.id)).toBe(true);
     const recreated = h.fake.state.crm.seed('contacts', { ai_external_id: 'C-1', email: 'c1@example.test' });
     // An earlier holder on another host claimed the note and created it on the contact as it is now, then went silent.
     const note = noteOn('evt-t1', 'C-1');
-    const p = sync.prepare(note);
-    if (!p.ok) throw new Error('bad note');
-    await ledger.claim([{ key: p.key, fingerprint: p.fingerprint, leaseMs: 1_000, owner: 'elsewhere 1 1' }], clock);
-    const earlier = createSync({ adapter: h.adapter, ledger: openLedger('memory:'), retry: fast });
-    expect((await earlier.apply(note)).status).toBe('created');
-    clock += 1_000;
+    await claimElsewhere(note);
+    await createElsewhere(note);
+    clock.at += 1_000;
     h.fake.core.resetLog();
     const taken = await sync.apply(note);
     expect(taken.status).toBe('created');
@@ -149,15 +168,10 @@ describe('notes before their contact (hubspotAdapter over loopback)', () => {
 
   it('fails a taken-over note whose contact a read found absent as surely unwritten: no lookup once the contact is there', async () => {
     h = await harness('loopback');
-    let clock = Date.parse('2026-11-29T10:00:00Z');
-    const ledger = openLedger('memory:');
-    const writer = createSync({ adapter: h.adapter, ledger, retry: fast, now: () => clock });
-    const sync = createSync({ adapter: h.adapter, ledger, retry: fast, verifyCreates: 'after-failure', leaseMs: 1_000, now: () => clock });
+    const { clock, writer, sync, claimElsewhere } = takeoverSetup(h);
     const note = noteOn('evt-a1', 'C-1');
-    const p = sync.prepare(note);
-    if (!p.ok) throw new Error('bad note');
-    await ledger.claim([{ key: p.key, fingerprint: p.fingerprint, leaseMs: 1_000, owner: 'elsewhere 1 1' }], clock);
-    clock += 1_000;
+    await claimElsewhere(note);
+    clock.at += 1_000;
     // Taken over: looked up first, but the contact is not there, so nothing can be attached to it.
     const first = await sync.apply(note);
     expect(first.status).toBe('failed');
@@ -172,22 +186,17 @@ describe('notes before their contact (hubspotAdapter over loopback)', () => {
 
   it('still looks a taken-over note up when its contact was only held absent from an earlier read: no second note', async () => {
     h = await harness('loopback');
-    let clock = Date.parse('2026-11-29T10:00:00Z');
-    const ledger = openLedger('memory:');
-    const sync = createSync({ adapter: h.adapter, ledger, retry: fast, verifyCreates: 'after-failure', leaseMs: 1_000, now: () => clock });
+    const { clock, sync, claimElsewhere, createElsewhere } = takeoverSetup(h);
     expect((await sync.apply(noteOn('evt-h0', 'C-1'))).status).toBe('failed');
     // The contact appears outside this ledger, and a holder on another host creates a note on it, then goes silent.
     h.fake.state.crm.seed('contacts', { ai_external_id: 'C-1', email: 'c1@example.test' });
     const note = noteOn('evt-h1', 'C-1');
-    const p = sync.prepare(note);
-    if (!p.ok) throw new Error('bad note');
-    await ledger.claim([{ key: p.key, fingerprint: p.fingerprint, leaseMs: 1_000, owner: 'elsewhere 1 1' }], clock);
-    const earlier = createSync({ adapter: h.adapter, ledger: openLedger('memory:'), retry: fast });
-    expect((await earlier.apply(note)).status).toBe('created');
+    await claimElsewhere(note);
+    await createElsewhere(note);
     // Taken over while C-1 is still held absent: that proves nothing about the earlier holder's write.
-    clock += 1_000;
+    clock.at += 1_000;
     expect((await sync.apply(note)).status).toBe('failed');
-    clock += DEFAULT_PARENT_ABSENT_MS;
+    clock.at += DEFAULT_PARENT_ABSENT_MS;
     const taken = await sync.apply(note);
     expect(taken.status).toBe('created');
     expect(h.fake.records('notes')).toHaveLength(1);

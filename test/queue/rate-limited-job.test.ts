@@ -6,15 +6,15 @@
  * with another failure beside its 429s spends its attempt as any failing job does.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { createSync } from '../../src/engine/index.js';
+import { createSync, type Sync } from '../../src/engine/index.js';
 import { openLedger } from '../../src/ledger/index.js';
 import { eventJobId } from '../../src/queue/jobs.js';
-import { watchRateLimits } from '../../src/queue/rate-limits.js';
+import { watchRateLimits, type RateLimitWatch } from '../../src/queue/rate-limits.js';
 import type { EventHandler } from '../../src/queue/run-event.js';
 import { startWorker } from '../../src/queue/worker.js';
 import { memoryCrm } from '../helpers/memory-crm.js';
 import { redisUrl } from '../helpers/services.js';
-import { addEvents, drained, testQueue, ticketEvent } from './helpers.js';
+import { addEvents, drained, testQueue, ticketEvent, type TestQueue } from './helpers.js';
 
 const redis = await redisUrl();
 
@@ -23,6 +23,17 @@ describe.skipIf(redis === undefined)('an event job that only met 429s', () => {
   afterEach(async () => {
     for (const f of cleanup.splice(0).reverse()) await f();
   });
+
+  /** One worker, one job at a time, no linger; stopped with its sync and queue after the test. */
+  const start = (o: { sync: Sync; tq: TestQueue; handler: EventHandler; watch: RateLimitWatch }) => {
+    const worker = startWorker({ sync: o.sync, queue: o.tq.target, handlers: { tickets: o.handler }, concurrency: 1, lingerMs: 0, leaseMs: 60_000, rateLimits: o.watch, rateLimitWaitMs: 50 });
+    cleanup.push(async () => {
+      await worker.close();
+      await o.sync.close();
+      await o.tq.drop();
+    });
+    return worker;
+  };
 
   it('goes back to wait without spending an attempt, and completes once the CRM takes it', async () => {
     const RATE_LIMITED = 3;
@@ -44,12 +55,7 @@ describe.skipIf(redis === undefined)('an event job that only met 429s', () => {
         { op: 'create', object: 'note', target: { object: 'contact', externalId: `rl-${n}` }, fields: { body: summary } },
       ];
     };
-    const worker = startWorker({ sync, queue: tq.target, handlers: { tickets: handler }, concurrency: 1, lingerMs: 0, leaseMs: 60_000, rateLimits: watch, rateLimitWaitMs: 50 });
-    cleanup.push(async () => {
-      await worker.close();
-      await sync.close();
-      await tq.drop();
-    });
+    const worker = start({ sync, tq, handler, watch });
     const event = ticketEvent(7_000);
     // Two attempts only: had a 429 spent one, the job would be in the failed set after the second.
     await addEvents(tq.queue, [event], { attempts: 2, backoff: { type: 'fixed', delay: 50 } });
@@ -82,12 +88,7 @@ describe.skipIf(redis === undefined)('an event job that only met 429s', () => {
       { op: 'upsert', object: 'contact', externalId: 'rl-mixed', fields: { email: 'mixed@example.com' } },
       { op: 'create', object: 'note', target: { object: 'contact', externalId: 'rl-nobody' }, fields: { body: 'orphan' } },
     ];
-    const worker = startWorker({ sync, queue: tq.target, handlers: { tickets: handler }, concurrency: 1, lingerMs: 0, leaseMs: 60_000, rateLimits: watch, rateLimitWaitMs: 50 });
-    cleanup.push(async () => {
-      await worker.close();
-      await sync.close();
-      await tq.drop();
-    });
+    const worker = start({ sync, tq, handler, watch });
     const event = ticketEvent(7_001);
     await addEvents(tq.queue, [event], { attempts: 1 });
     await worker.ready();
