@@ -129,7 +129,9 @@ export function statements(t: Tables, readOnly: boolean) {
     release: update('lease_until = $3::bigint, updated_at = $3::bigint'),
     renew: update('lease_until = $3::bigint + $4::bigint, updated_at = $3::bigint', '', ' AND e.lease_until > $3::bigint'),
     get: `SELECT ${readCols} FROM ${t.entries} e WHERE key = $1`,
-    getMany: `SELECT ${readCols} FROM ${t.entries} e WHERE key = ANY($1::text[])`,
+    // Not `key = ANY($1)`: for a long array the planner prices each element as a filter and may
+    // scan the whole table; a set from unnest is joined to the primary key, one probe per key.
+    getMany: `SELECT ${readCols} FROM ${t.entries} e WHERE key IN (SELECT unnest($1::text[]))`,
     list: `SELECT ${readCols} FROM ${t.entries} e
       WHERE ($1::text IS NULL OR status = $1) AND ($2::text IS NULL OR key > $2)
       ORDER BY key LIMIT $3`,

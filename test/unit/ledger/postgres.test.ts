@@ -1,6 +1,8 @@
 import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
 import { postgresLedger } from '../../../src/ledger/postgres/index.js';
+import { tables } from '../../../src/ledger/postgres/migrate.js';
+import { statements } from '../../../src/ledger/postgres/sql.js';
 import { postgresUrl, runId } from '../../helpers/services.js';
 
 const url = await postgresUrl();
@@ -60,5 +62,31 @@ describe.skipIf(!url)('postgresLedger', () => {
     expect(Math.abs((await ledger.clock!()) - Date.now())).toBeLessThan(5000);
     const { rows } = await pool!.query('SELECT to_regclass($1) AS t', [`"${tablePrefix}entries"`]);
     expect(rows[0]!.t).toBeNull();
+  });
+  it('answers a batched lookup by one primary-key probe per key, never a scan of the table', async () => {
+    const tablePrefix = `${runId()}_`;
+    prefixes.push(tablePrefix);
+    const ledger = postgresLedger({ pool: pool!, tablePrefix });
+    await ledger.get('migrate');
+    // 100,000 completed entries: the size at which a long `key = ANY($1)` is planned as a scan.
+    await pool!.query(`INSERT INTO "${tablePrefix}entries" (key, fingerprint, status, token, attempts, result, created_at, updated_at)
+      SELECT md5(i::text), 'f', 'completed', 1, 1, '{"status":"created"}', ${T0}, ${T0} FROM generate_series(1, 100000) i`);
+    await pool!.query(`ANALYZE "${tablePrefix}entries"`);
+    const { rows: picked } = await pool!.query(`SELECT md5(i::text) AS key FROM generate_series(1, 100000, 100) i`);
+    const keys = picked.map((r) => String(r.key));
+    expect(keys).toHaveLength(1000);
+
+    const { rows } = await pool!.query(`EXPLAIN (FORMAT JSON) ${statements(tables({ tablePrefix }), false).getMany}`, [keys]);
+    type PlanNode = { 'Node Type': string; 'Relation Name'?: string; 'Index Name'?: string; Plans?: PlanNode[] };
+    const nodes: PlanNode[] = [];
+    const walk = (n: PlanNode) => (nodes.push(n), n.Plans?.forEach(walk));
+    walk((rows[0]!['QUERY PLAN'] as { Plan: PlanNode }[])[0]!.Plan);
+    const onEntries = nodes.filter((n) => n['Relation Name'] === `${tablePrefix}entries`);
+    expect(onEntries.map((n) => n['Node Type'])).toEqual(['Index Scan']);
+    expect(onEntries[0]!['Index Name']).toBe(`${tablePrefix}entries_pkey`);
+
+    const got = await ledger.getMany!([...keys, 'absent', keys[0]!]);
+    expect(got.map((e) => e?.key ?? null)).toEqual([...keys, null, keys[0]]);
+    await ledger.close();
   });
 });
