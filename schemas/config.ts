@@ -28,6 +28,25 @@ export const ledgerOptionsSchema = z.strictObject({
   keyPrefix: z.string().min(1).optional(),
 });
 
+/** How the engine retries a CRM call that did not answer (5xx, resets, lost responses) and waits out rate limits. */
+export const retryConfigSchema = z
+  .strictObject({
+    /** Retries after the first attempt for transient failures. Default 6. */
+    retries: z.number().int().min(0).max(50).optional(),
+    /** First backoff, ms. Default 250. */
+    minTimeoutMs: z.number().int().nonnegative().optional(),
+    /** Largest backoff, ms. Default 15,000. */
+    maxTimeoutMs: z.number().int().nonnegative().optional(),
+    /** Longest Retry-After honoured, ms; a longer one fails the attempt for a later run. Default 120,000. */
+    maxRetryAfterMs: z.number().int().nonnegative().optional(),
+    /** Rate-limit waits allowed in one call before giving up. Default 20. */
+    maxRateLimitWaits: z.number().int().nonnegative().optional(),
+  })
+  .refine((r) => r.minTimeoutMs === undefined || r.maxTimeoutMs === undefined || r.minTimeoutMs <= r.maxTimeoutMs, {
+    path: ['minTimeoutMs'],
+    message: 'must not be larger than maxTimeoutMs',
+  });
+
 /** The settings every CRM shares (everything but `crm` and the vendor sections). */
 export const coreConfigShape = {
   ledger: z.string().min(1).default('sqlite:.crm-upsert/ledger.db'),
@@ -44,6 +63,8 @@ export const coreConfigShape = {
    * Default `auto`.
    */
   verifyCreates: z.enum(['auto', 'always', 'after-failure']).default('auto'),
+  /** The engine's retries of CRM calls; each field defaults as in `createSync`. */
+  retry: retryConfigSchema.optional(),
   /** Replaces the adapter's in-process budget (hubspot.rateLimit) with one shared across processes. */
   sharedRateBudget: sharedRateBudgetSchema.optional(),
   /** The BullMQ queue of `serve`, `worker` and `sync --queue`. */

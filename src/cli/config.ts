@@ -102,12 +102,13 @@ export function ledgerUrl(config: Pick<Config, 'ledger'> | undefined, flag: stri
 export const DEFAULT_CLI_LEASE_MS = 60_000;
 
 /** The engine settings a config carries: everything `createSync` takes besides the adapter and the ledger. */
-export function engineSettings(config: Config): Required<Pick<SyncOptions, 'dedupeWindowMs' | 'leaseMs' | 'requireOccurredAt' | 'verifyCreates'>> {
+export function engineSettings(config: Config): Required<Pick<SyncOptions, 'dedupeWindowMs' | 'leaseMs' | 'requireOccurredAt' | 'verifyCreates'>> & Pick<SyncOptions, 'retry'> {
   return {
     dedupeWindowMs: config.dedupeWindowMs,
     leaseMs: config.leaseMs ?? DEFAULT_CLI_LEASE_MS,
     requireOccurredAt: config.requireOccurredAt,
     verifyCreates: config.verifyCreates,
+    ...(config.retry ? { retry: config.retry } : {}),
   };
 }
 

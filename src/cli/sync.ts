@@ -7,6 +7,7 @@ import { createReadStream } from 'node:fs';
 import { createSync, type Outcome, type Sync } from '../engine/index.js';
 import type { CrmAdapter } from '../adapter.js';
 import { plainMessage, type CrmError } from '../errors.js';
+import { DEFAULT_RETRY } from '../retry.js';
 import type { LedgerBackend } from '../ledger/types.js';
 import { guardAdapter, type AdapterGuard, type TripReason } from './adapter-guard.js';
 import { authFix } from './auth-hint.js';
@@ -167,7 +168,9 @@ export interface OpenSyncHooks {
 
 /** The engine the config describes; `--ledger` overrides the config's ledger. */
 export async function openSync(config: Config, flags: { ledger?: string; concurrency?: number }, env: NodeJS.ProcessEnv = process.env, hooks: OpenSyncHooks = {}): Promise<OpenedSync> {
-  const guard = guardAdapter(await buildAdapter(config, env), { ...(hooks.onTrip ? { onTrip: hooks.onTrip } : {}) });
+  // One batch's retry budget of connection failures in a row: the configured one when set.
+  const unreachableAfter = (config.retry?.retries ?? DEFAULT_RETRY.retries) + 1;
+  const guard = guardAdapter(await buildAdapter(config, env), { unreachableAfter, ...(hooks.onTrip ? { onTrip: hooks.onTrip } : {}) });
   const ledger = openConfigLedger(config, flags.ledger);
   const sync = createSync({ adapter: guard.adapter, ledger, ...engineSettings(config), ...(flags.concurrency ? { concurrency: flags.concurrency } : {}) });
   return { sync, adapter: guard.adapter, ledger, guard };

@@ -231,3 +231,48 @@ describe('crm-upsert retry-failed when the CRM refuses the token', () => {
     }
   }, 60_000);
 });
+
+describe('crm-upsert sync with the config\'s retry settings', () => {
+  beforeAll(() => ensureBuilt());
+
+  it('retries a batch the CRM does not answer exactly as often as `retry.retries` says', async () => {
+    const hs = fakeHubSpot();
+    hs.setFaults({ serverError: 1 });
+    const s = await hs.listen();
+    try {
+      const dir = tempDir();
+      const file = join(dir, 'actions.jsonl');
+      writeFileSync(file, `${[1, 2, 3].map((i) => contactLine(i)).join('\n')}\n`);
+      const config = writeHubSpotConfig(dir, s.basePath, { retry: { retries: 2, minTimeoutMs: 10, maxTimeoutMs: 20 } });
+      const started = Date.now();
+      const result = await runCli(['sync', file, '--config', config], { env: { HUBSPOT_ACCESS_TOKEN: 'pat-any' } });
+
+      expect(result.code).toBe(1);
+      // One batch of 3 upserts: the first attempt and its 2 retries, 10-20 ms apart (the default is 6 retries over 16 s).
+      expect(hs.count()).toBe(3);
+      expect(Date.now() - started).toBeLessThan(10_000);
+      expect(summaryOf(result.stdout)).toMatchObject({ command: 'sync', actions: 3, counts: { failed: 3 }, apiCalls: 3, exitCode: 1 });
+      expect(hs.records('contacts')).toHaveLength(0);
+    } finally {
+      await s.close();
+    }
+  }, 60_000);
+
+  it('refuses retry settings that contradict each other, naming the field, before any request', async () => {
+    const hs = fakeHubSpot();
+    const s = await hs.listen();
+    try {
+      const dir = tempDir();
+      const file = join(dir, 'actions.jsonl');
+      writeFileSync(file, `${contactLine(1)}\n`);
+      const config = writeHubSpotConfig(dir, s.basePath, { retry: { minTimeoutMs: 5_000, maxTimeoutMs: 100 } });
+      const result = await runCli(['sync', file, '--config', config], { env: { HUBSPOT_ACCESS_TOKEN: 'pat-any' } });
+
+      expect(result.code).toBe(2);
+      expect(result.stderr).toMatch(/retry\.minTimeoutMs.*must not be larger than maxTimeoutMs/);
+      expect(hs.count()).toBe(0);
+    } finally {
+      await s.close();
+    }
+  }, 60_000);
+});

@@ -25,11 +25,11 @@ describe.skipIf(redis === undefined)('crm-upsert worker', () => {
     fake.setFaults({});
   });
 
-  function setup(queue: Record<string, unknown> = {}) {
+  function setup(queue: Record<string, unknown> = {}, extra: Record<string, unknown> = {}) {
     const tq = testQueue(redis!);
     queues.push(tq);
     const dir = tempDir('crm-upsert-workers-');
-    const config = writeHubSpotConfig(dir, server.basePath, queueConfigExtra(tq, queue));
+    const config = writeHubSpotConfig(dir, server.basePath, { ...queueConfigExtra(tq, queue), ...extra });
     const calls = join(dir, 'model-calls.txt');
     const env = { HUBSPOT_ACCESS_TOKEN: 'pat-test-workers', MODEL_CALLS_FILE: calls };
     const spawnOne = async () => {
@@ -97,5 +97,29 @@ describe.skipIf(redis === undefined)('crm-upsert worker', () => {
     expect(fake.records('notes').slice(notesBefore)).toHaveLength(3);
     expect([...modelCalls(calls).values()]).toEqual([1, 1, 1]);
     expect(JSON.parse(w.stdout().trim().split('\n').pop()!)).toMatchObject({ command: 'worker', completed: 3, stopped: 'SIGTERM', exitCode: 143 });
+  }, 60_000);
+  it('prints each pause of the queue while the CRM does not answer, spends no attempt, and finishes once it answers', async () => {
+    const outage = { afterJobs: 2, firstPauseMs: 300, maxPauseMs: 600 };
+    const { tq, spawnOne } = setup({ concurrency: 1, outage }, { retry: { retries: 0 } });
+    const notesBefore = fake.records('notes').length;
+    fake.setFaults({ serverError: 1 });
+    await addEvents(tq.queue, [1, 2, 3, 4].map((i) => ticketEvent(30_000 + i)), { attempts: 2 });
+    const w = await spawnOne();
+    await w.ready;
+    const deadline = Date.now() + 20_000;
+    while ((w.stderr().match(/pausing the queue/g) ?? []).length < 2 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+    fake.setFaults({});
+    await drained(tq.queue, 30_000);
+    w.child.kill('SIGTERM');
+    await w.done;
+
+    const pauses = w.stderr().match(/^crm-upsert: the CRM did not answer \d+ jobs in a row \(.+\): pausing the queue [\d.]+ s; the jobs go back to wait, no attempt spent$/gm) ?? [];
+    expect(pauses.length).toBeGreaterThanOrEqual(2);
+    expect(pauses[0]).toContain('did not answer 2 jobs in a row');
+    expect(pauses[0]).toContain('pausing the queue 0.3 s');
+    expect(pauses[1]).toContain('pausing the queue 0.6 s');
+    // Two attempts per job and many more failed requests than that: none of them was spent.
+    expect(await tq.queue.getJobCounts('completed', 'failed')).toEqual({ completed: 4, failed: 0 });
+    expect(fake.records('notes').slice(notesBefore)).toHaveLength(4);
   }, 60_000);
 });
