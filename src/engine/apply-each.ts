@@ -4,6 +4,8 @@
  * what that settles (rejected input, a key already completed: `replayed` / `suppressed`) is
  * yielded at once and takes no room in a call. The rest waits until `batchSize` actions need a
  * claim, then goes out as one call (claim, window, write, settle; its lookup is not repeated).
+ * As a call's, the lookup is skipped while the last lookup or claim found no repeats (a first run
+ * over new actions pays no read per chunk; its chunks are then sent as they come).
  * Creates that the lookup found held (in progress) or failed after a write that may have left
  * wait apart, in calls of their own: each of them is looked up in the CRM before it is sent (on
  * CRMs without a native upsert on the key), so together they cost one lookup per batch, where
@@ -19,7 +21,7 @@
  */
 import { extend } from '../extend.js';
 import type { Outcome } from '../outcome.js';
-import { heldOrPossiblyWritten, lookUp } from './claim.js';
+import { heldOrPossiblyWritten, lookUpAhead } from './claim.js';
 import { prepareAll } from './prepare.js';
 import { repeatOutcome, splitRepeats } from './repeats.js';
 import type { EngineContext, Planned } from './types.js';
@@ -72,7 +74,7 @@ export async function* applyEachSteps(
     const { planned, rejected } = prepareAll(ctx, read);
     const settled: Settled = [];
     rejected.forEach((outcome, i) => outcome && settled.push({ index: base + i, outcome }));
-    const { replayed, rest, seen } = await lookUp(ctx, planned.map((p) => extend(p, { index: base + p.index })), true);
+    const { replayed, rest, seen } = await lookUpAhead(ctx, planned.map((p) => extend(p, { index: base + p.index })));
     for (const d of replayed) settled.push({ index: d.item.index, outcome: d.outcome });
     rest.forEach((item, j) => (apart && item.op === 'create' && heldOrPossiblyWritten(seen[j]!) ? held : work).push(item));
     read = [];

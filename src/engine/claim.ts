@@ -72,12 +72,9 @@ const expectRepeats = new WeakMap<EngineContext, boolean>();
 const replayable = (entry: LedgerEntry | null, item: Planned, now: number): entry is LedgerEntry =>
   entry !== null && entry.status === 'completed' && (entry.expiresAt === null || entry.expiresAt > now) && entry.fingerprint === item.fingerprint;
 
-/**
- * The keys answered from the lookup, and the items that go on to claim. `always`: look up even when
- * the last call found no repeats (a caller that sizes its calls by what the lookup leaves).
- */
-export async function lookUp(ctx: EngineContext, items: readonly Planned[], always = false): Promise<{ replayed: Decided[]; rest: Planned[]; seen: (LedgerEntry | null)[] }> {
-  if (!ctx.ledger.getMany || (!always && expectRepeats.get(ctx) === false)) return { replayed: [], rest: [...items], seen: items.map(() => null) };
+/** The keys answered from the lookup, and the items that go on to claim with the entries it read (null: not read, or absent). */
+async function lookUp(ctx: EngineContext, items: readonly Planned[]): Promise<{ replayed: Decided[]; rest: Planned[]; seen: (LedgerEntry | null)[] }> {
+  if (!ctx.ledger.getMany || expectRepeats.get(ctx) === false) return { replayed: [], rest: [...items], seen: items.map(() => null) };
   const entries = await ctx.ledger.getMany(items.map((i) => i.key));
   const now = await ctx.clock.now();
   const replayed: Decided[] = [];
@@ -94,7 +91,18 @@ export async function lookUp(ctx: EngineContext, items: readonly Planned[], alwa
   return { replayed, rest, seen };
 }
 
-/** `lookedUp`: these items were just looked up (`lookUp`) and none was replayable: claim them at once. */
+/**
+ * The lookup of a walk ahead of its calls (applyEach): skipped, as a call's, while the last lookup
+ * or claim found no repeats; when it runs, what it finds decides the next.
+ */
+export async function lookUpAhead(ctx: EngineContext, items: readonly Planned[]): ReturnType<typeof lookUp> {
+  const runs = ctx.ledger.getMany !== undefined && expectRepeats.get(ctx) !== false;
+  const found = await lookUp(ctx, items);
+  if (runs) expectRepeats.set(ctx, found.replayed.length > 0);
+  return found;
+}
+
+/** `lookedUp`: these items went through `lookUpAhead` and none was answered: claim them at once. */
 export async function claimStage(ctx: EngineContext, call: Call, all: readonly Planned[], lookedUp = false): Promise<{ held: Held[]; answered: Decided[] }> {
   const { replayed, rest } = lookedUp ? { replayed: [], rest: [...all] } : await lookUp(ctx, all);
   if (rest.length === 0) {
@@ -108,7 +116,9 @@ export async function claimStage(ctx: EngineContext, call: Call, all: readonly P
   const claims = await claimKeys(ctx.ledger, requests, await ctx.clock.now());
   const held: Held[] = [];
   const answered: Decided[] = replayed;
-  expectRepeats.set(ctx, replayed.length > 0 || claims.some((c) => c.outcome === 'completed'));
+  const repeats = replayed.length > 0 || claims.some((c) => c.outcome === 'completed');
+  // After a walk's lookup, these claims were left by it: only a repeat says something new.
+  if (!lookedUp || repeats) expectRepeats.set(ctx, repeats);
   items.forEach((item, j) => {
     const claim = claims[j]!;
     if (claim.outcome !== 'claimed') return void answered.push({ item: rest[j]!, outcome: answer(item, claim) });

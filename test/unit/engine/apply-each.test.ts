@@ -75,11 +75,25 @@ describe('applyEach', () => {
     expect(crm.calls.upsert).toBe(1);
   });
 
+  it('reads the ledger ahead of a first run over new actions once, then sends its chunks as they come', async () => {
+    const ledger = memoryLedger();
+    let lookups = 0;
+    const counted: LedgerBackend = { ...ledger, getMany: async (keys) => (lookups += 1, ledger.getMany!(keys)) };
+    const { sync, crm } = setup({ ledger: counted });
+    const { outcomes, steps } = await collect(sync.applyEach(Array.from({ length: 30 }, (_, n) => contact(n)), { batchSize: 10 }));
+    expect(outcomes.every((o) => o.status === 'created')).toBe(true);
+    expect(lookups).toBe(1);
+    expect(steps).toBe(6);
+    expect(crm.calls.upsert).toBe(3);
+  });
+
   it('sends creates a holder may have written apart and last: one key lookup for all of them', async () => {
     const clock = { t: T0 };
-    const { sync, crm, ledger } = setup({ clock });
+    const { sync: writer, crm, ledger } = setup({ clock });
+    // The walk is a restarted worker's: a Sync of its own on the same ledger.
+    const sync = createSync({ adapter: crm.adapter, ledger, leaseMs: 1_000, verifyCreates: 'after-failure', now: () => clock.t, sleep: async () => undefined });
     const inputs = Array.from({ length: 40 }, (_, n) => [contact(n), note(n)]).flat();
-    await sync.applyMany(Array.from({ length: 40 }, (_, n) => contact(n)));
+    await writer.applyMany(Array.from({ length: 40 }, (_, n) => contact(n)));
     // Every fourth note claimed by a holder that died; the first of them was created in the CRM.
     const held = Array.from({ length: 40 }, (_, n) => n).filter((n) => n % 4 === 0);
     for (const n of held) {
