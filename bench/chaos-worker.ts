@@ -1,8 +1,10 @@
 /**
  * One chaos worker process: createSync + hubspotAdapter(basePath) + a Postgres or Redis ledger over its
- * share of the action list (a JSON file), in chunks. Failed and in-flight actions are retried in
+ * share of the action list (a JSON file), walked with `applyEach` (CHAOS_CHUNK actions looked up at a
+ * time, calls of CHAOS_CHUNK actions that need a write: a restarted worker's walk over what it did
+ * before sends what is left of it in full batches). Failed and in-flight actions are retried in
  * later rounds (bounded), as `crm-upsert retry-failed` would. Prints JSON lines to stdout:
- * `{"type":"progress","done":n}` after each chunk, `{"type":"done",...}` at the end.
+ * `{"type":"progress","done":n}` after each step, `{"type":"done",...}` at the end.
  *
  * Environment: CHAOS_BASE_PATH, CHAOS_LEDGER_URL, CHAOS_TABLE_PREFIX, CHAOS_SHARE (file),
  * CHAOS_LEASE_MS, CHAOS_CHUNK, CHAOS_TOKEN; optional shared rate budget: CHAOS_BUDGET_URL (redis:// or
@@ -50,18 +52,17 @@ let done = 0;
 let rounds = 0;
 for (; rounds < MAX_ROUNDS && pending.length > 0; rounds++) {
   if (rounds > 0) await new Promise((r) => setTimeout(r, roundPauseMs(rounds)));
-  const again: unknown[] = [];
-  for (let i = 0; i < pending.length; i += chunk) {
-    const part = pending.slice(i, i + chunk);
-    const outcomes = await sync.applyMany(part);
-    outcomes.forEach((o, j) => {
-      counts[o.status] = (counts[o.status] ?? 0) + 1;
-      if (DONE.has(o.status)) done += 1;
-      else again.push(part[j]);
-    });
+  const again: number[] = [];
+  const walked = pending;
+  for await (const settled of sync.applyEach(walked, { batchSize: chunk })) {
+    for (const { index, outcome } of settled) {
+      counts[outcome.status] = (counts[outcome.status] ?? 0) + 1;
+      if (DONE.has(outcome.status)) done += 1;
+      else again.push(index);
+    }
     say({ type: 'progress', done });
   }
-  pending = again;
+  pending = again.sort((a, b) => a - b).map((i) => walked[i]);
 }
 await sync.close();
 await budget?.close();

@@ -86,7 +86,7 @@ export function buildProgram(setExit: (code: number) => void): Command {
     .addOption(ledgerOption())
     .option('--job <name>', 'hold a lock for this job name: a second overlapping run exits 3')
     .addOption(new Option('--concurrency <n>', 'batches written in parallel').argParser(positiveInt).default(1))
-    .addOption(new Option('--batch-size <n>', 'lines per applyMany chunk').argParser(positiveInt).default(DEFAULT_BATCH_SIZE))
+    .addOption(new Option('--batch-size <n>', 'lines looked up at a time, and actions that need a write per call').argParser(positiveInt).default(DEFAULT_BATCH_SIZE))
     .option('--dry-run', 'print what each action would do and the payload it would send; no CRM requests, no ledger writes')
     .option('--report <path>', 'write the JSON report here')
     .addOption(new Option('--max-line-bytes <n>', 'reject longer lines without buffering them').argParser(positiveInt).default(DEFAULT_MAX_LINE_BYTES))

@@ -1,10 +1,10 @@
 /**
- * `crm-upsert sync <file.jsonl|->`: the scheduled job. Streams actions in chunks of
- * --batch-size lines (constant memory), applies each chunk with `applyMany`, writes the report,
+ * `crm-upsert sync <file.jsonl|->`: the scheduled job. Streams actions through `applyEach` in
+ * steps of --batch-size lines (constant memory), writes the report,
  * and exits 0 / 1 / 2 / 3 / 4 / 130 / 143 (see exit.ts).
  */
 import { createReadStream } from 'node:fs';
-import { createSync, type Outcome, type Sync } from '../engine/index.js';
+import { createSync, type Sync } from '../engine/index.js';
 import type { CrmAdapter } from '../adapter.js';
 import { plainMessage, type CrmError } from '../errors.js';
 import { DEFAULT_RETRY } from '../retry.js';
@@ -80,61 +80,72 @@ export interface RunOptions {
   stop?: StopState;
 }
 
-/** Parse lines into chunks and apply them; records every line's outcome in the report. */
+/** Thrown into the engine's walk to end it where it is: a stop sends nothing more. */
+const STOPPED = Symbol('stopped');
+
+/**
+ * Parse lines and apply them with `applyEach` (every --batch-size lines looked up in the ledger,
+ * calls of --batch-size actions that need a write), recording every line's outcome in the report.
+ * A re-run over a file done before answers its completed lines from the ledger and sends what is
+ * left between them (failed, held by a run that died) in full batches.
+ */
 export async function runActions(options: RunOptions): Promise<void> {
   const { sync, report, progress } = options;
   const batchSize = options.batchSize ?? DEFAULT_BATCH_SIZE;
   const stop = options.stop ?? {};
-  let chunk: { line: number; action: unknown }[] = [];
-  const flush = async () => {
-    if (chunk.length === 0) return;
-    const current = chunk;
-    chunk = [];
-    let outcomes: Outcome[];
+  // The line of each action read and not yet settled, by its index in the walk.
+  const open = new Map<number, number>();
+  let read = 0;
+  async function* actions(): AsyncGenerator<unknown> {
     try {
-      outcomes = await sync.applyMany(current.map((c) => c.action));
+      for await (const raw of options.lines) {
+        if (stop.reason) throw STOPPED;
+        if ('tooLong' in raw) {
+          report.reject(raw.line, `line is ${raw.bytes} bytes, over the limit of ${raw.limit} bytes (--max-line-bytes); not parsed`);
+          continue;
+        }
+        if ('invalidUtf8' in raw) {
+          report.reject(raw.line, raw.reason);
+          continue;
+        }
+        if (raw.text.trim() === '') continue;
+        let action: unknown;
+        try {
+          action = JSON.parse(raw.text);
+        } catch (err) {
+          report.reject(raw.line, `invalid JSON: ${(err as Error).message}`);
+          continue;
+        }
+        open.set(read++, raw.line);
+        yield action;
+      }
     } catch (err) {
-      if (!isInfrastructureFault(err)) throw err;
-      // Nothing of this chunk is counted: what the CRM confirmed but the ledger did not record
-      // stays in progress there, and the next run settles it (replay or upsert, never a duplicate).
-      stopForFault(stop, err);
-      stop.unsettled = { first: current[0]!.line, last: current[current.length - 1]!.line, count: current.length };
-      return;
+      // A signal destroys the input to interrupt a blocked read; that ends the stream early.
+      if (!stop.reason) throw err;
     }
-    outcomes.forEach((o, i) => report.outcome(current[i]!.line, o));
-    progress?.update(report.actions, report.counts);
-  };
+    // Lines read but not yet sent are left for the next run when stopping.
+    if (stop.reason) throw STOPPED;
+  }
   try {
-    for await (const raw of options.lines) {
+    for await (const settled of sync.applyEach(actions(), { batchSize })) {
+      for (const { index, outcome } of settled) {
+        report.outcome(open.get(index)!, outcome);
+        open.delete(index);
+      }
+      progress?.update(report.actions, report.counts);
       if (stop.reason) break;
-      if ('tooLong' in raw) {
-        report.reject(raw.line, `line is ${raw.bytes} bytes, over the limit of ${raw.limit} bytes (--max-line-bytes); not parsed`);
-        continue;
-      }
-      if ('invalidUtf8' in raw) {
-        report.reject(raw.line, raw.reason);
-        continue;
-      }
-      if (raw.text.trim() === '') continue;
-      let action: unknown;
-      try {
-        action = JSON.parse(raw.text);
-      } catch (err) {
-        report.reject(raw.line, `invalid JSON: ${(err as Error).message}`);
-        continue;
-      }
-      chunk.push({ line: raw.line, action });
-      if (chunk.length >= batchSize) {
-        await flush();
-        if (stop.reason) break;
-      }
     }
   } catch (err) {
-    // A signal destroys the input to interrupt a blocked read; that ends the stream early.
-    if (!stop.reason) throw err;
+    if (err === STOPPED) return;
+    if (!isInfrastructureFault(err)) throw err;
+    // Nothing of the failed call is counted: what the CRM confirmed but the ledger did not record
+    // stays in progress there, and the next run settles it (replay or upsert, never a duplicate).
+    stopForFault(stop, err);
+    let first = Infinity;
+    let last = -Infinity;
+    for (const line of open.values()) [first, last] = [Math.min(first, line), Math.max(last, line)];
+    if (open.size > 0) stop.unsettled = { first, last, count: open.size };
   }
-  // Lines read but not yet sent are left for the next run when stopping.
-  if (!stop.reason) await flush();
 }
 
 /** Turn SIGINT/SIGTERM into a graceful stop; a second signal exits at once. `say` prints the stop message on a line of its own. */

@@ -27,11 +27,22 @@ const errorOf = (entry: LedgerEntry) => {
   return error ? { error } : {};
 };
 
-/** A claim taken straight from a failed entry whose write surely never reached the CRM. */
-function surelyUnwritten(entry: LedgerEntry): boolean {
+/** Whether the entry's failure record says no write left, and that failure was attempt `attempts`. */
+function unwrittenAt(entry: LedgerEntry, attempts: number): boolean {
   const retry = decodeActionFailure(entry.error)?.retry;
-  return retry?.possiblyWritten === false && retry.attempts === entry.attempts - 1;
+  return retry?.possiblyWritten === false && retry.attempts === attempts;
 }
+
+/** A claim taken straight from a failed entry whose write surely never reached the CRM. */
+const surelyUnwritten = (entry: LedgerEntry): boolean => unwrittenAt(entry, entry.attempts - 1);
+
+/**
+ * Whether a claim of this entry (as a lookup read it) would take over a holder's claim or a
+ * failure that may have written, or find the key held elsewhere: in progress, or failed but not
+ * surely unwritten by its last attempt. Such a create is looked up in the CRM before it is sent.
+ */
+export const heldOrPossiblyWritten = (entry: LedgerEntry | null): boolean =>
+  entry !== null && (entry.status === 'in_progress' || (entry.status === 'failed' && !unwrittenAt(entry, entry.attempts)));
 
 function answer(item: Planned, claim: ClaimResult): Outcome {
   switch (claim.outcome) {
@@ -61,23 +72,39 @@ const expectRepeats = new WeakMap<EngineContext, boolean>();
 const replayable = (entry: LedgerEntry | null, item: Planned, now: number): entry is LedgerEntry =>
   entry !== null && entry.status === 'completed' && (entry.expiresAt === null || entry.expiresAt > now) && entry.fingerprint === item.fingerprint;
 
-/** The keys answered from the lookup, and the items that go on to claim. */
-async function lookUp(ctx: EngineContext, items: readonly Planned[]): Promise<{ replayed: Decided[]; rest: Planned[] }> {
-  if (!ctx.ledger.getMany || expectRepeats.get(ctx) === false) return { replayed: [], rest: [...items] };
+/** The keys answered from the lookup, and the items that go on to claim with the entries it read (null: not read, or absent). */
+async function lookUp(ctx: EngineContext, items: readonly Planned[]): Promise<{ replayed: Decided[]; rest: Planned[]; seen: (LedgerEntry | null)[] }> {
+  if (!ctx.ledger.getMany || expectRepeats.get(ctx) === false) return { replayed: [], rest: [...items], seen: items.map(() => null) };
   const entries = await ctx.ledger.getMany(items.map((i) => i.key));
   const now = await ctx.clock.now();
   const replayed: Decided[] = [];
   const rest: Planned[] = [];
+  const seen: (LedgerEntry | null)[] = [];
   items.forEach((item, j) => {
     const entry = entries[j] ?? null;
     if (replayable(entry, item, now)) replayed.push({ item, outcome: answer(item, { key: item.key, outcome: 'completed', entry }) });
-    else rest.push(item);
+    else {
+      rest.push(item);
+      seen.push(entry);
+    }
   });
-  return { replayed, rest };
+  return { replayed, rest, seen };
 }
 
-export async function claimStage(ctx: EngineContext, call: Call, all: readonly Planned[]): Promise<{ held: Held[]; answered: Decided[] }> {
-  const { replayed, rest } = await lookUp(ctx, all);
+/**
+ * The lookup of a walk ahead of its calls (applyEach): skipped, as a call's, while the last lookup
+ * or claim found no repeats; when it runs, what it finds decides the next.
+ */
+export async function lookUpAhead(ctx: EngineContext, items: readonly Planned[]): ReturnType<typeof lookUp> {
+  const runs = ctx.ledger.getMany !== undefined && expectRepeats.get(ctx) !== false;
+  const found = await lookUp(ctx, items);
+  if (runs) expectRepeats.set(ctx, found.replayed.length > 0);
+  return found;
+}
+
+/** `lookedUp`: these items went through `lookUpAhead` and none was answered: claim them at once. */
+export async function claimStage(ctx: EngineContext, call: Call, all: readonly Planned[], lookedUp = false): Promise<{ held: Held[]; answered: Decided[] }> {
+  const { replayed, rest } = lookedUp ? { replayed: [], rest: [...all] } : await lookUp(ctx, all);
   if (rest.length === 0) {
     expectRepeats.set(ctx, true);
     return { held: [], answered: replayed };
@@ -89,7 +116,9 @@ export async function claimStage(ctx: EngineContext, call: Call, all: readonly P
   const claims = await claimKeys(ctx.ledger, requests, await ctx.clock.now());
   const held: Held[] = [];
   const answered: Decided[] = replayed;
-  expectRepeats.set(ctx, replayed.length > 0 || claims.some((c) => c.outcome === 'completed'));
+  const repeats = replayed.length > 0 || claims.some((c) => c.outcome === 'completed');
+  // After a walk's lookup, these claims were left by it: only a repeat says something new.
+  if (!lookedUp || repeats) expectRepeats.set(ctx, repeats);
   items.forEach((item, j) => {
     const claim = claims[j]!;
     if (claim.outcome !== 'claimed') return void answered.push({ item: rest[j]!, outcome: answer(item, claim) });

@@ -18,6 +18,7 @@ import type { RetryOptions } from '../retry.js';
 import { syncTelemetry, type SyncTelemetry } from '../telemetry/sync-telemetry.js';
 import type { TelemetryOption } from '../telemetry/types.js';
 import { announcingRetryAfter } from '../telemetry/waits.js';
+import { applyEachSteps, type ApplyEachOptions, type Settled } from './apply-each.js';
 import { claimStage } from './claim.js';
 import { followStage } from './follow.js';
 import { guardedSteps, type Handler, type HandleEvent, type HandleResult } from './guarded.js';
@@ -35,6 +36,7 @@ import { writeStage } from './write.js';
 import { hash as digest } from 'node:crypto';
 
 export type { Prepared } from './prepare.js';
+export type { ApplyEachOptions, Settled } from './apply-each.js';
 
 export interface SyncOptions {
   adapter: CrmAdapter;
@@ -92,6 +94,19 @@ export interface SyncOptions {
 export interface Sync {
   apply(action: unknown): Promise<Outcome>;
   applyMany(actions: readonly unknown[]): Promise<Outcome[]>;
+  /**
+   * Apply a long list or stream of actions in calls sized by the work they carry: every
+   * `batchSize` actions are looked up in the ledger first (one read); rejected input and keys
+   * already completed are answered at once and take no room in a call, and the rest goes out in
+   * calls of at least `batchSize` actions that need a claim and a write (fewer at the end); creates
+   * found held or possibly written go out apart, last. Meant for walking a list that may have been
+   * walked before (a restarted worker, a sync run again after a crash): what is left between the
+   * completed actions (failed, held by a dead process) goes out in full batches, with one key
+   * lookup each, not a few per chunk. Yields each step's outcomes with their input index (not in
+   * input order; every input once), the outcomes `applyMany` gives. Stopping the iteration early
+   * leaves the actions read but not yet sent unclaimed.
+   */
+  applyEach(actions: Iterable<unknown> | AsyncIterable<unknown>, options?: ApplyEachOptions): AsyncIterable<Settled>;
   handle(event: HandleEvent, fn: Handler): Promise<HandleResult>;
   /**
    * A guarded side effect outside `handle`: `fn` runs at most once per `key` while this process
@@ -147,13 +162,13 @@ export function engineContext(options: SyncOptions, telemetry: SyncTelemetry = s
 
 /** Claim, window, unchanged, write and follow the call's leaders; every claim is settled before it returns. */
 /** Outcomes by input index (stages pass new values along, so the index is the item's identity). */
-async function runCall(ctx: EngineContext, leaders: readonly Planned[]): Promise<Map<number, Outcome>> {
+async function runCall(ctx: EngineContext, leaders: readonly Planned[], lookedUp = false): Promise<Map<number, Outcome>> {
   if (leaders.length === 0) return new Map();
   const keeper = leaseKeeper({ ledger: ctx.ledger, leaseMs: ctx.leaseMs, clock: ctx.clock });
   try {
     const writesCreates = leaders.some((i) => i.op === 'create');
     const call: Call = { keeper, verifyAll: writesCreates && (await ctx.verifiesEveryCreate()) };
-    const claimed = await claimStage(ctx, call, leaders);
+    const claimed = await claimStage(ctx, call, leaders, lookedUp);
     const windowed = await windowStage(ctx, call, claimed.held);
     const same = unchangedStage(windowed.pass);
     await completeEntries(ctx, call, [...windowed.suppressed, ...same.unchanged]);
@@ -195,6 +210,14 @@ export function createSync(options: SyncOptions): Sync {
   });
 
   const applyMany = telemetry.applyMany((inputs: readonly unknown[]) => applyInternal(inputs));
+  // Each step is one applyMany span: its outcomes are counted once, where they were settled.
+  const step = async (inputs: readonly unknown[], fn: () => Promise<Settled>): Promise<Settled> => {
+    let settled: Settled = [];
+    await telemetry.applyMany(async () => (settled = await fn()).map((s) => s.outcome))(inputs);
+    return settled;
+  };
+  const applyEach = (actions: Iterable<unknown> | AsyncIterable<unknown>, each: ApplyEachOptions = {}) =>
+    applyEachSteps(ctx, (leaders) => runCall(ctx, leaders, true), actions, each, step);
   const { once, handle } = guardedSteps({ ledger, applyMany, leaseMs: ctx.leaseMs, retentionMs: ctx.retentionMs, clock: ctx.clock, sleep: options.sleep ?? realSleep, lingerMs: options.onceLingerMs });
   const sha = (value: unknown) => digest('sha256', JSON.stringify(value), 'base64url').slice(0, 32);
 
@@ -203,6 +226,7 @@ export function createSync(options: SyncOptions): Sync {
     ledger: options.ledger,
     prepare: (action) => prepareAction(ctx, action),
     applyMany,
+    applyEach,
     retryStored,
     apply: async (action) => (await applyMany([action]))[0]!,
     handle: telemetry.handle(handle),

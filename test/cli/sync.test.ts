@@ -75,6 +75,26 @@ describe('crm-upsert sync', () => {
     expect(ledgerRows(dir)).toHaveLength(2);
   });
 
+  it('sends what a run left between completed lines in full batches when run again over the same file', async () => {
+    const line = (i: number) => contactLine(i, { externalId: `again-${i}`, eventId: `again-evt-${i}` });
+    const left = (i: number) => i % 10 === 3;
+    const earlier = join(dir, 'earlier.jsonl');
+    writeFileSync(earlier, `${Array.from({ length: 300 }, (_, i) => i).filter((i) => !left(i)).map(line).join('\n')}\n`);
+    expect((await runCli(['sync', earlier, '--config', config], { env })).code).toBe(0);
+    const file = join(dir, 'all.jsonl');
+    writeFileSync(file, `${Array.from({ length: 300 }, (_, i) => line(i)).join('\n')}\n`);
+    const report = join(dir, 'report.json');
+
+    const result = await runCli(['sync', file, '--config', config, '--batch-size', '100', '--report', report], { env });
+
+    expect(result.code).toBe(0);
+    const r = readReport(report);
+    expect(r.counts).toEqual({ replayed: 270, created: 30 });
+    // The 30 left, one in every ten lines, go out in one upsert, not one per 100 lines.
+    expect(r.apiCalls).toBe(1);
+    expect(fake.records('contacts').filter((c) => c.properties.ai_external_id?.startsWith('again-'))).toHaveLength(300);
+  });
+
   it('reads actions from stdin with -', async () => {
     const result = await runCli(['sync', '-', '--config', config], { env, input: `${contactLine(501)}\n${contactLine(502)}\n` });
 

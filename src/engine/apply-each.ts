@@ -1,0 +1,101 @@
+/**
+ * applyEach: a long list applied in calls sized by the work they carry. Every `batchSize` inputs
+ * are prepared and looked up in the ledger (one read-only `getMany`, as a call's claim does);
+ * what that settles (rejected input, a key already completed: `replayed` / `suppressed`) is
+ * yielded at once and takes no room in a call. The rest waits until `batchSize` actions need a
+ * claim, then goes out as one call (claim, window, write, settle; its lookup is not repeated).
+ * As a call's, the lookup is skipped while the last lookup or claim found no repeats (a first run
+ * over new actions pays no read per chunk; its chunks are then sent as they come).
+ * Creates that the lookup found held (in progress) or failed after a write that may have left
+ * wait apart, in calls of their own: each of them is looked up in the CRM before it is sent (on
+ * CRMs without a native upsert on the key), so together they cost one lookup per batch, where
+ * mixed into the other calls they would add one to nearly every batch. They go out last.
+ *
+ * Why: a re-run over inputs done before (a restarted worker walking its share again, a sync run
+ * again after a crash) finds most of them completed and a few left between them (failed, held by
+ * the dead process). Cut in fixed chunks of inputs, those few go out as many small batches, each
+ * with its own parent read, key lookup and create; gathered, they fill whole batches.
+ *
+ * Nothing is claimed before its call: inputs read and not yet sent when the caller stops
+ * iterating are left as they were (a later run does them).
+ */
+import { extend } from '../extend.js';
+import type { Outcome } from '../outcome.js';
+import { heldOrPossiblyWritten, lookUpAhead } from './claim.js';
+import { prepareAll } from './prepare.js';
+import { repeatOutcome, splitRepeats } from './repeats.js';
+import type { EngineContext, Planned } from './types.js';
+
+export interface ApplyEachOptions {
+  /** Inputs read (and looked up) at a time, and actions that need a claim per call. Default 500. */
+  batchSize?: number;
+}
+
+/** Outcomes by input index: what one step of `applyEach` settled. */
+export type Settled = { index: number; outcome: Outcome }[];
+
+export const DEFAULT_EACH_BATCH = 500;
+
+/** Runs one call of claimed-to-be items (looked up already) and returns their outcomes by index. */
+export type RunLooked = (leaders: readonly Planned[]) => Promise<Map<number, Outcome>>;
+
+/** One call over items none of which the lookup answered: in-call repeats follow their leader. */
+async function runWork(run: RunLooked, work: readonly Planned[]): Promise<Settled> {
+  const { leaders, repeats } = splitRepeats(work);
+  const decided = await run(leaders);
+  return [
+    ...leaders.map((item) => ({ index: item.index, outcome: decided.get(item.index)! })),
+    ...repeats.map(({ item, leader }) => ({ index: item.index, outcome: repeatOutcome(item, decided.get(leader.index)!) })),
+  ];
+}
+
+/**
+ * The steps of an applyEach, each wrapped by `step` (telemetry: one applyMany span per step, its
+ * outcomes counted once). Yields after each lookup (what it settled, possibly nothing) and after each call.
+ */
+export async function* applyEachSteps(
+  ctx: EngineContext,
+  run: RunLooked,
+  inputs: Iterable<unknown> | AsyncIterable<unknown>,
+  options: ApplyEachOptions,
+  step: (inputs: readonly unknown[], fn: () => Promise<Settled>) => Promise<Settled>,
+): AsyncGenerator<Settled> {
+  const batchSize = options.batchSize ?? DEFAULT_EACH_BATCH;
+  if (!(Number.isInteger(batchSize) && batchSize >= 1)) throw new RangeError('applyEach: batchSize must be a positive integer');
+  // Creates a holder may have written (or still holds) are looked up before they are sent: kept
+  // apart, they fill batches of their own, one lookup each, instead of adding one to every batch.
+  const apart = ctx.adapter.capabilities.nativeActivityUpsert !== true;
+  let work: Planned[] = [];
+  let held: Planned[] = [];
+  let read: unknown[] = [];
+  let next = 0;
+  const look = async (): Promise<Settled> => {
+    const base = next - read.length;
+    const { planned, rejected } = prepareAll(ctx, read);
+    const settled: Settled = [];
+    rejected.forEach((outcome, i) => outcome && settled.push({ index: base + i, outcome }));
+    const { replayed, rest, seen } = await lookUpAhead(ctx, planned.map((p) => extend(p, { index: base + p.index })));
+    for (const d of replayed) settled.push({ index: d.item.index, outcome: d.outcome });
+    rest.forEach((item, j) => (apart && item.op === 'create' && heldOrPossiblyWritten(seen[j]!) ? held : work).push(item));
+    read = [];
+    return settled;
+  };
+  const send = (items: Planned[]) => step(items.map((i) => i.action), () => runWork(run, items));
+  const take = (which: 'work' | 'held') => {
+    const items = which === 'work' ? work : held;
+    if (which === 'work') work = [];
+    else held = [];
+    return items;
+  };
+  for await (const input of inputs) {
+    read.push(input);
+    next += 1;
+    if (read.length < batchSize) continue;
+    yield await step(read, look);
+    if (work.length >= batchSize) yield await send(take('work'));
+    if (held.length >= batchSize) yield await send(take('held'));
+  }
+  if (read.length > 0) yield await step(read, look);
+  if (work.length > 0) yield await send(take('work'));
+  if (held.length > 0) yield await send(take('held'));
+}
