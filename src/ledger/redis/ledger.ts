@@ -15,6 +15,8 @@ type Reply = string | number | null | Reply[];
 /** Index members a list or prune script scans per call, so no one script blocks Redis for long. */
 const SCAN_CHUNK = 500;
 const num = (v: Reply | undefined): number => Number(v);
+/** A field the script answered `false` for (absent) as the codec's null. */
+const or = (v: string | false | undefined): string | null => (v === false || v === undefined ? null : v);
 
 export function redisLedger(options: RedisLedgerOptions): LedgerBackend {
   const prefix = options.prefix ?? '{crm-upsert}:';
@@ -55,15 +57,15 @@ export function redisLedger(options: RedisLedgerOptions): LedgerBackend {
 
     claim: async (reqs: ClaimRequest[], now) => {
       if (reqs.length === 0) return [];
-      const reply = await batch('claim', 'crmUpsertLedgerClaim', now, reqs.map((r) => [
+      const reply = JSON.parse(String(await batch('claim', 'crmUpsertLedgerClaim', now, reqs.map((r) => [
         r.key, r.fingerprint, Math.round(r.leaseMs), r.retryFailed === true, r.markId ?? false, r.owner ?? false,
-      ]));
-      return reply.map((item, i): ClaimResult => {
-        const a = item as Reply[];
-        const entry = entryFromValues([reqs[i]!.key, ...a.slice(1, 12)]);
-        const result: ClaimResult = { key: reqs[i]!.key, outcome: String(a[0]) as ClaimResult['outcome'], entry };
+      ])))) as (string | false)[][];
+      return reply.map((a, i): ClaimResult => {
+        const key = reqs[i]!.key;
+        const entry = entryFromValues([key, a[1], a[2], a[3], or(a[4]), a[5], or(a[6]), or(a[7]), a[8], a[9], or(a[10]), or(a[11])]);
+        const result: ClaimResult = { key, outcome: a[0] as ClaimResult['outcome'], entry };
         if (result.outcome === 'claimed') result.token = entry.token;
-        if (a[12] !== null && a[12] !== undefined) result.mark = String(a[12]);
+        if (a[12] !== false && a[12] !== undefined) result.mark = a[12];
         return result;
       });
     },

@@ -30,8 +30,16 @@ local function raiseFloor(token)
 end
 `;
 
-/** decideClaim in Lua, branch for branch; the conformance suite's decideClaim table holds it to it. */
+/**
+ * decideClaim in Lua, branch for branch; the conformance suite's decideClaim table holds it to it.
+ * A fresh entry's reply is built from what was just written (no second read), the floor is read
+ * once per batch (a claim never raises it) and the index gets every fresh key in one ZADD.
+ * Answers one JSON text (per request: outcome, the entry's fields, the mark; false for none), as
+ * GET_MANY does.
+ */
 const CLAIM = `${PRELUDE}
+local top
+local added = {}
 for i, r in ipairs(reqs) do
   local key, fp, lease, owner = r[1], r[2], r[3], r[6]
   local ek = P .. 'e:' .. key
@@ -40,12 +48,23 @@ for i, r in ipairs(reqs) do
   local exp = tonumber(e[10])
   if not e[1] or (e[2] ~= 'in_progress' and exp and exp <= now) then
     -- new, or past its retention: the key starts over, its token above the floor
-    local token = math.max(tonumber(e[3]) or 0, floor()) + 1
-    redis.call('DEL', ek)
-    redis.call('HSET', ek, 'fp', fp, 'st', 'in_progress', 'tok', fmt(token), 'lease', fmt(now + lease),
-      'att', '1', 'ca', fmt(now), 'ua', fmt(now))
-    if owner then redis.call('HSET', ek, 'own', owner) end
-    redis.call('ZADD', idx, 0, key)
+    if top == nil then top = floor() end
+    local token, at, till = fmt(math.max(tonumber(e[3]) or 0, top) + 1), fmt(now), fmt(now + lease)
+    local stale = false
+    for f = 1, #FIELDS do if e[f] then stale = true break end end
+    if stale then redis.call('DEL', ek) end
+    if owner then
+      redis.call('HSET', ek, 'fp', fp, 'st', 'in_progress', 'tok', token, 'lease', till, 'att', '1', 'ca', at, 'ua', at, 'own', owner)
+    else
+      redis.call('HSET', ek, 'fp', fp, 'st', 'in_progress', 'tok', token, 'lease', till, 'att', '1', 'ca', at, 'ua', at)
+    end
+    added[#added + 1] = 0
+    added[#added + 1] = key
+    if #added >= 1000 then
+      redis.call('ZADD', idx, unpack(added))
+      added = {}
+    end
+    e = {fp, 'in_progress', token, till, '1', false, false, at, at, false, owner or false}
     outcome = 'claimed'
   elseif e[1] ~= fp then
     outcome = 'conflict'
@@ -55,22 +74,23 @@ for i, r in ipairs(reqs) do
     redis.call('HDEL', ek, 'exp')
     if owner then redis.call('HSET', ek, 'own', owner) else redis.call('HDEL', ek, 'own') end
     redis.call('PERSIST', ek)
+    e = entry(ek)
     outcome = 'claimed'
   else
     outcome = e[2]
   end
-  if outcome == 'claimed' then e = entry(ek) end
   local mark = false
   if r[5] then mark = redis.call('GET', P .. 'm:' .. r[5]) end
   out[i] = {outcome, e[1], e[2], e[3], e[4], e[5], e[6], e[7], e[8], e[9], e[10], e[11], mark}
 end
-return out`;
+if #added > 0 then redis.call('ZADD', idx, unpack(added)) end
+return cjson.encode(out)`;
 
 /**
  * A fenced batch script: for each request {key, token, ...}, run `body` when the entry is in
  * progress with that token (and `also` holds), answering 1, else 0.
  */
-const fencedScript = (body: string, { head = '', also = '' }: { head?: string; also?: string } = {}) => `${PRELUDE}
+const fencedScript = (body: string, { head = '', also = '', tail = '' }: { head?: string; also?: string; tail?: string } = {}) => `${PRELUDE}
 ${head}
 for i, r in ipairs(reqs) do
   local ek = P .. 'e:' .. r[1]
@@ -81,20 +101,24 @@ ${body}
     out[i] = 0
   end
 end
+${tail}
 return out`;
 
-const COMPLETE = fencedScript(`    redis.call('HSET', ek, 'st', 'completed', 'res', r[3], 'ua', fmt(now))
-    redis.call('HDEL', ek, 'err', 'lease')
-    if r[4] then
-      redis.call('HSET', ek, 'exp', fmt(now + r[4]))
+const COMPLETE = fencedScript(`    if r[4] then
+      redis.call('HSET', ek, 'st', 'completed', 'res', r[3], 'ua', fmt(now), 'exp', fmt(now + r[4]))
+      redis.call('HDEL', ek, 'err', 'lease')
       -- relative expiry: the same instant as expiresAt on a real clock, and harmless on a test clock
       if r[4] > 0 then redis.call('PEXPIRE', ek, r[4]) end
       -- the entry and its token vanish together: a later claim of the key must start above it
-      raiseFloor(r[2])
+      if r[2] > top then top = r[2] end
     else
-      redis.call('HDEL', ek, 'exp')
+      redis.call('HSET', ek, 'st', 'completed', 'res', r[3], 'ua', fmt(now))
+      redis.call('HDEL', ek, 'err', 'lease', 'exp')
     end
-    if r[5] then redis.call('SET', P .. 'm:' .. r[5], r[6]) end`);
+    if r[5] then redis.call('SET', P .. 'm:' .. r[5], r[6]) end`, {
+  head: 'local top = 0',
+  tail: 'if top > 0 then raiseFloor(top) end',
+});
 
 const FAIL = fencedScript(`    redis.call('HSET', ek, 'st', 'failed', 'err', r[3], 'ua', fmt(now))
     redis.call('HDEL', ek, 'lease')
