@@ -18,6 +18,14 @@ local reqs = cjson.decode(ARGV[3])
 local idx = KEYS[1]
 local out = {}
 local function fmt(n) return string.format('%.0f', n) end
+-- now, and now + a duration, as stored: formatted once per script (a batch repeats them)
+local NOW = fmt(now)
+local laters = {}
+local function later(ms)
+  local s = laters[ms]
+  if not s then s = fmt(now + ms) laters[ms] = s end
+  return s
+end
 ${LUA_FIELDS}
 local function entry(ek) return redis.call('HMGET', ek, unpack(FIELDS)) end
 local function fenced(ek, token)
@@ -49,7 +57,7 @@ for i, r in ipairs(reqs) do
   if not e[1] or (e[2] ~= 'in_progress' and exp and exp <= now) then
     -- new, or past its retention: the key starts over, its token above the floor
     if top == nil then top = floor() end
-    local token, at, till = fmt(math.max(tonumber(e[3]) or 0, top) + 1), fmt(now), fmt(now + lease)
+    local token, at, till = fmt(math.max(tonumber(e[3]) or 0, top) + 1), NOW, later(lease)
     local stale = false
     for f = 1, #FIELDS do if e[f] then stale = true break end end
     if stale then redis.call('DEL', ek) end
@@ -69,8 +77,8 @@ for i, r in ipairs(reqs) do
   elseif e[1] ~= fp then
     outcome = 'conflict'
   elseif (e[2] == 'in_progress' and (tonumber(e[4]) or 0) <= now) or (e[2] == 'failed' and r[4]) then
-    redis.call('HSET', ek, 'st', 'in_progress', 'tok', fmt(tonumber(e[3]) + 1), 'lease', fmt(now + lease),
-      'att', fmt(tonumber(e[5]) + 1), 'ua', fmt(now))
+    redis.call('HSET', ek, 'st', 'in_progress', 'tok', fmt(tonumber(e[3]) + 1), 'lease', later(lease),
+      'att', fmt(tonumber(e[5]) + 1), 'ua', NOW)
     redis.call('HDEL', ek, 'exp')
     if owner then redis.call('HSET', ek, 'own', owner) else redis.call('HDEL', ek, 'own') end
     redis.call('PERSIST', ek)
@@ -105,14 +113,14 @@ ${tail}
 return out`;
 
 const COMPLETE = fencedScript(`    if r[4] then
-      redis.call('HSET', ek, 'st', 'completed', 'res', r[3], 'ua', fmt(now), 'exp', fmt(now + r[4]))
+      redis.call('HSET', ek, 'st', 'completed', 'res', r[3], 'ua', NOW, 'exp', later(r[4]))
       redis.call('HDEL', ek, 'err', 'lease')
       -- relative expiry: the same instant as expiresAt on a real clock, and harmless on a test clock
       if r[4] > 0 then redis.call('PEXPIRE', ek, r[4]) end
       -- the entry and its token vanish together: a later claim of the key must start above it
       if r[2] > top then top = r[2] end
     else
-      redis.call('HSET', ek, 'st', 'completed', 'res', r[3], 'ua', fmt(now))
+      redis.call('HSET', ek, 'st', 'completed', 'res', r[3], 'ua', NOW)
       redis.call('HDEL', ek, 'err', 'lease', 'exp')
     end
     if r[5] then redis.call('SET', P .. 'm:' .. r[5], r[6]) end`, {
@@ -120,13 +128,13 @@ const COMPLETE = fencedScript(`    if r[4] then
   tail: 'if top > 0 then raiseFloor(top) end',
 });
 
-const FAIL = fencedScript(`    redis.call('HSET', ek, 'st', 'failed', 'err', r[3], 'ua', fmt(now))
+const FAIL = fencedScript(`    redis.call('HSET', ek, 'st', 'failed', 'err', r[3], 'ua', NOW)
     redis.call('HDEL', ek, 'lease')
     if r[4] then redis.call('SET', P .. 'm:' .. r[4], r[5]) end`);
 
-const RELEASE = fencedScript(`    redis.call('HSET', ek, 'lease', fmt(now), 'ua', fmt(now))`);
+const RELEASE = fencedScript(`    redis.call('HSET', ek, 'lease', NOW, 'ua', NOW)`);
 
-const RENEW = fencedScript(`    redis.call('HSET', ek, 'lease', fmt(now + leaseMs), 'ua', fmt(now))`, {
+const RENEW = fencedScript(`    redis.call('HSET', ek, 'lease', later(leaseMs), 'ua', NOW)`, {
   head: 'local leaseMs = tonumber(ARGV[4])',
   also: " and (tonumber(redis.call('HGET', ek, 'lease')) or 0) > now",
 });
@@ -141,12 +149,12 @@ for i, r in ipairs(reqs) do
   else
     -- absent, expired, or this owner's pending hold: (re)start it; a probe (ttl 0) stores nothing
     if r[3] > 0 then
-      redis.call('HSET', wk, 'o', r[2], 'c', '0', 'x', fmt(now + r[3]))
+      redis.call('HSET', wk, 'o', r[2], 'c', '0', 'x', later(r[3]))
       redis.call('PEXPIRE', wk, r[3])
     elseif w[1] then
       redis.call('DEL', wk)
     end
-    out[i] = {1, r[2], '0', fmt(now + r[3])}
+    out[i] = {1, r[2], '0', later(r[3])}
   end
 end
 return out`;
@@ -156,7 +164,7 @@ for _, r in ipairs(reqs) do
   local wk = P .. 'w:' .. r[1]
   if redis.call('HGET', wk, 'o') == r[2] then
     if r[3] and r[3] > 0 then
-      redis.call('HSET', wk, 'c', '1', 'x', fmt(now + r[3]))
+      redis.call('HSET', wk, 'c', '1', 'x', later(r[3]))
       redis.call('PEXPIRE', wk, r[3])
     else
       redis.call('DEL', wk)
