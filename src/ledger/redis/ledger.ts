@@ -61,9 +61,19 @@ export function redisLedger(options: RedisLedgerOptions): LedgerBackend {
         r.key, r.fingerprint, Math.round(r.leaseMs), r.retryFailed === true, r.markId ?? false, r.owner ?? false,
       ])))) as (string | false)[][];
       return reply.map((a, i): ClaimResult => {
-        const key = reqs[i]!.key;
-        const entry = entryFromValues([key, a[1], a[2], a[3], or(a[4]), a[5], or(a[6]), or(a[7]), a[8], a[9], or(a[10]), or(a[11])]);
-        const result: ClaimResult = { key, outcome: a[0] as ClaimResult['outcome'], entry };
+        const r = reqs[i]!;
+        if (a[0] === 'fresh') {
+          const at = Number(a[2]);
+          const entry: LedgerEntry = {
+            key: r.key, fingerprint: String(r.fingerprint), status: 'in_progress', token: Number(a[1]), leaseUntil: Number(a[3]), attempts: 1,
+            result: null, error: null, createdAt: at, updatedAt: at, owner: r.owner ?? null, expiresAt: null,
+          };
+          const fresh: ClaimResult = { key: r.key, outcome: 'claimed', entry, token: entry.token };
+          if (a[4] !== false && a[4] !== undefined) fresh.mark = a[4];
+          return fresh;
+        }
+        const entry = entryFromValues([r.key, a[1], a[2], a[3], or(a[4]), a[5], or(a[6]), or(a[7]), a[8], a[9], or(a[10]), or(a[11])]);
+        const result: ClaimResult = { key: r.key, outcome: a[0] as ClaimResult['outcome'], entry };
         if (result.outcome === 'claimed') result.token = entry.token;
         if (a[12] !== false && a[12] !== undefined) result.mark = a[12];
         return result;

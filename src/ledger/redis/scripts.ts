@@ -40,10 +40,10 @@ end
 
 /**
  * decideClaim in Lua, branch for branch; the conformance suite's decideClaim table holds it to it.
- * A fresh entry's reply is built from what was just written (no second read), the floor is read
- * once per batch (a claim never raises it) and the index gets every fresh key in one ZADD.
- * Answers one JSON text (per request: outcome, the entry's fields, the mark; false for none), as
- * GET_MANY does.
+ * A fresh entry is not read back: its reply is {'fresh', token, now, leaseUntil, mark}, the rest
+ * being the request's own. The floor is read once per batch (a claim never raises it) and the
+ * index gets every fresh key in one ZADD. Otherwise a reply is {outcome, the entry's fields, mark},
+ * false for none. Answers one JSON text, as GET_MANY does.
  */
 const CLAIM = `${PRELUDE}
 local top
@@ -72,8 +72,9 @@ for i, r in ipairs(reqs) do
       redis.call('ZADD', idx, unpack(added))
       added = {}
     end
-    e = {fp, 'in_progress', token, till, '1', false, false, at, at, false, owner or false}
-    outcome = 'claimed'
+    -- the rest of a fresh entry is the request's own (fingerprint, owner) or empty
+    outcome = 'fresh'
+    e = {token, at, till}
   elseif e[1] ~= fp then
     outcome = 'conflict'
   elseif (e[2] == 'in_progress' and (tonumber(e[4]) or 0) <= now) or (e[2] == 'failed' and r[4]) then
@@ -89,7 +90,11 @@ for i, r in ipairs(reqs) do
   end
   local mark = false
   if r[5] then mark = redis.call('GET', P .. 'm:' .. r[5]) end
-  out[i] = {outcome, e[1], e[2], e[3], e[4], e[5], e[6], e[7], e[8], e[9], e[10], e[11], mark}
+  if outcome == 'fresh' then
+    out[i] = {outcome, e[1], e[2], e[3], mark}
+  else
+    out[i] = {outcome, e[1], e[2], e[3], e[4], e[5], e[6], e[7], e[8], e[9], e[10], e[11], mark}
+  end
 end
 if #added > 0 then redis.call('ZADD', idx, unpack(added)) end
 return cjson.encode(out)`;
