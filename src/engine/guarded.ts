@@ -15,6 +15,7 @@ import { leaseKeeper, type LeaseKeeper } from './lease-keeper.js';
 import { decodeEventResult, decodeStepResult, encodeError, encodeEventResult, encodeStepResult } from './payloads.js';
 import type { LedgerClock } from '../ledger/clock.js';
 import type { Outcome } from '../outcome.js';
+import { ownerId } from '../owner.js';
 
 export interface HandleEvent {
   source: string;
@@ -62,15 +63,21 @@ export interface GuardedOptions {
   lingerMs?: number;
 }
 
+/** One attempt in progress: `ended` (made only when a second caller waits) settles, never rejects, when it ends. */
+interface Running {
+  ended?: Promise<void>;
+  end?: () => void;
+}
+
 /** The ledger calls of every step of one engine, coalesced, and the keys this process is running now. */
 interface Steps {
   claim: Coalesced<ClaimRequest, ClaimResult>;
   complete: Coalesced<CompleteRequest, boolean>;
   fail: Coalesced<FailRequest, boolean>;
-  /** Settles (never rejects) when this process's current attempt at the key ends. */
-  running: Map<string, Promise<void>>;
+  /** The keys this process is attempting now; a second caller of one waits for its attempt to end. */
+  running: Map<string, Running>;
   /** Run `work` while the claim `key`/`token` is renewed: the claim stays alive exactly as long as the work runs. */
-  keep<T>(key: string, token: number, work: () => Promise<T>): Promise<T>;
+  keep<T>(key: string, token: number, work: () => Promise<T> | T): Promise<T>;
 }
 
 function steps(o: GuardedOptions): Steps {
@@ -126,26 +133,29 @@ function sharedKeeper(o: GuardedOptions): Steps['keep'] {
   };
 }
 
-/** One attempt at a step: its value (stored or just made), or `wait` when another worker holds it. */
-async function attempt<T>(o: GuardedOptions, s: Steps, key: string, fn: (stepKey: string) => Promise<T> | T): Promise<{ value: T } | 'wait'> {
-  const claim = await s.claim({ key, fingerprint: sha(['once', key]), leaseMs: o.leaseMs, retryFailed: true });
-  if (claim.outcome === 'completed') return { value: decodeStepResult(claim.entry.result) as T };
+/** What `attempt` answers when another worker holds the step (a value of its own, never a step's). */
+const WAIT: unique symbol = Symbol('wait');
+
+/** One attempt at a step: its value (stored or just made), or `WAIT` when another worker holds it. */
+async function attempt<T>(o: GuardedOptions, s: Steps, key: string, fn: (stepKey: string) => Promise<T> | T): Promise<T | typeof WAIT> {
+  const claim = await s.claim({ key, fingerprint: sha(['once', key]), leaseMs: o.leaseMs, retryFailed: true, owner: ownerId() });
+  if (claim.outcome === 'completed') return decodeStepResult(claim.entry.result) as T;
   if (claim.outcome === 'conflict') throw new KeyConflictError(key, claim.entry);
   if (claim.outcome === 'in_progress') {
     // Another live worker runs this step: wait for its result, or for its lease to run out.
     await o.sleep(Math.max(10, Math.min(1_000, (claim.entry.leaseUntil ?? 0) - o.clock.peek())));
-    return 'wait';
+    return WAIT;
   }
   const token = claim.token!;
   let value: T;
   try {
-    value = await s.keep(key, token, async () => fn(key));
+    value = await s.keep(key, token, () => fn(key));
   } catch (err) {
     await s.fail({ key, token, error: encodeError(serializeError(err)) });
     throw err;
   }
   await s.complete({ key, token, result: encodeStepResult(value), retentionMs: o.retentionMs });
-  return { value };
+  return value;
 }
 
 async function once<T>(o: GuardedOptions, s: Steps, key: string, fn: (stepKey: string) => Promise<T> | T): Promise<T> {
@@ -153,17 +163,17 @@ async function once<T>(o: GuardedOptions, s: Steps, key: string, fn: (stepKey: s
     // The same key already running in this process: wait for it here instead of polling the ledger.
     const ahead = s.running.get(key);
     if (ahead) {
-      await ahead;
+      await (ahead.ended ??= new Promise<void>((resolve) => (ahead.end = resolve)));
       continue;
     }
-    let ended!: () => void;
-    s.running.set(key, new Promise<void>((resolve) => (ended = resolve)));
+    const mine: Running = {};
+    s.running.set(key, mine);
     try {
       const got = await attempt(o, s, key, fn);
-      if (got !== 'wait') return got.value;
+      if (got !== WAIT) return got;
     } finally {
       s.running.delete(key);
-      ended();
+      mine.end?.();
     }
   }
 }

@@ -5,7 +5,7 @@
  * 0.1 round trips a call). Asserts correctness and round trips only, never speed.
  */
 import { beforeAll, describe, expect, it } from 'vitest';
-import { callOrder, oursOnce, type PowertoolsOptions } from '../../bench/powertools.js';
+import { callOrder, medianRows, oursOnce, type PowertoolsOptions } from '../../bench/powertools.js';
 import { redisUrl, runId } from '../helpers/services.js';
 
 let url: string | undefined;
@@ -32,5 +32,20 @@ describe('bench:powertools (short, ours)', () => {
     const result = await oursOnce(o, callOrder(o), runId(), 50);
     expect(result.executions).toBe(700);
     expect(result.roundTrips as number).toBeLessThanOrEqual(100);
+  });
+});
+
+describe('bench:powertools --passes', () => {
+  it('reports each approach at its median rate over the passes, from the pass nearest it', () => {
+    const pass = (once: number, pt: number, rt: number) => [
+      { approach: 'powertools', concurrency: 50, callsPerSecond: pt },
+      { approach: 'ours-once', concurrency: 50, callsPerSecond: once, roundTripsPerCall: rt },
+      { approach: 'powertools', error: 'does not load' },
+    ];
+    const rows = medianRows([pass(40_000, 20_000, 0.07), pass(60_000, 30_000, 0.09), pass(50_000, 10_000, 0.08)]);
+    expect(rows[0]).toMatchObject({ callsPerSecond: 20_000, passRates: [20_000, 30_000, 10_000] });
+    expect(rows[1]).toMatchObject({ callsPerSecond: 50_000, roundTripsPerCall: 0.08, passRates: [40_000, 60_000, 50_000] });
+    expect(rows[2]).toEqual({ approach: 'powertools', error: 'does not load' });
+    expect(medianRows([pass(1, 2, 0.1)])[1]).toEqual({ approach: 'ours-once', concurrency: 50, callsPerSecond: 1, roundTripsPerCall: 0.1 });
   });
 });

@@ -15,6 +15,8 @@ type Reply = string | number | null | Reply[];
 /** Index members a list or prune script scans per call, so no one script blocks Redis for long. */
 const SCAN_CHUNK = 500;
 const num = (v: Reply | undefined): number => Number(v);
+/** A field the script answered `false` for (absent) as the codec's null. */
+const or = (v: string | false | undefined): string | null => (v === false || v === undefined ? null : v);
 
 export function redisLedger(options: RedisLedgerOptions): LedgerBackend {
   const prefix = options.prefix ?? '{crm-upsert}:';
@@ -55,15 +57,25 @@ export function redisLedger(options: RedisLedgerOptions): LedgerBackend {
 
     claim: async (reqs: ClaimRequest[], now) => {
       if (reqs.length === 0) return [];
-      const reply = await batch('claim', 'crmUpsertLedgerClaim', now, reqs.map((r) => [
+      const reply = JSON.parse(String(await batch('claim', 'crmUpsertLedgerClaim', now, reqs.map((r) => [
         r.key, r.fingerprint, Math.round(r.leaseMs), r.retryFailed === true, r.markId ?? false, r.owner ?? false,
-      ]));
-      return reply.map((item, i): ClaimResult => {
-        const a = item as Reply[];
-        const entry = entryFromValues([reqs[i]!.key, ...a.slice(1, 12)]);
-        const result: ClaimResult = { key: reqs[i]!.key, outcome: String(a[0]) as ClaimResult['outcome'], entry };
+      ])))) as (string | false)[][];
+      return reply.map((a, i): ClaimResult => {
+        const r = reqs[i]!;
+        if (a[0] === 'fresh') {
+          const at = Number(a[2]);
+          const entry: LedgerEntry = {
+            key: r.key, fingerprint: String(r.fingerprint), status: 'in_progress', token: Number(a[1]), leaseUntil: Number(a[3]), attempts: 1,
+            result: null, error: null, createdAt: at, updatedAt: at, owner: r.owner ?? null, expiresAt: null,
+          };
+          const fresh: ClaimResult = { key: r.key, outcome: 'claimed', entry, token: entry.token };
+          if (a[4] !== false && a[4] !== undefined) fresh.mark = a[4];
+          return fresh;
+        }
+        const entry = entryFromValues([r.key, a[1], a[2], a[3], or(a[4]), a[5], or(a[6]), or(a[7]), a[8], a[9], or(a[10]), or(a[11])]);
+        const result: ClaimResult = { key: r.key, outcome: a[0] as ClaimResult['outcome'], entry };
         if (result.outcome === 'claimed') result.token = entry.token;
-        if (a[12] !== null && a[12] !== undefined) result.mark = String(a[12]);
+        if (a[12] !== false && a[12] !== undefined) result.mark = a[12];
         return result;
       });
     },

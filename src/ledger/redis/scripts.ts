@@ -18,6 +18,14 @@ local reqs = cjson.decode(ARGV[3])
 local idx = KEYS[1]
 local out = {}
 local function fmt(n) return string.format('%.0f', n) end
+-- now, and now + a duration, as stored: formatted once per script (a batch repeats them)
+local NOW = fmt(now)
+local laters = {}
+local function later(ms)
+  local s = laters[ms]
+  if not s then s = fmt(now + ms) laters[ms] = s end
+  return s
+end
 ${LUA_FIELDS}
 local function entry(ek) return redis.call('HMGET', ek, unpack(FIELDS)) end
 local function fenced(ek, token)
@@ -30,8 +38,16 @@ local function raiseFloor(token)
 end
 `;
 
-/** decideClaim in Lua, branch for branch; the conformance suite's decideClaim table holds it to it. */
+/**
+ * decideClaim in Lua, branch for branch; the conformance suite's decideClaim table holds it to it.
+ * A fresh entry is not read back: its reply is {'fresh', token, now, leaseUntil, mark}, the rest
+ * being the request's own. The floor is read once per batch (a claim never raises it) and the
+ * index gets every fresh key in one ZADD. Otherwise a reply is {outcome, the entry's fields, mark},
+ * false for none. Answers one JSON text, as GET_MANY does.
+ */
 const CLAIM = `${PRELUDE}
+local top
+local added = {}
 for i, r in ipairs(reqs) do
   local key, fp, lease, owner = r[1], r[2], r[3], r[6]
   local ek = P .. 'e:' .. key
@@ -40,37 +56,54 @@ for i, r in ipairs(reqs) do
   local exp = tonumber(e[10])
   if not e[1] or (e[2] ~= 'in_progress' and exp and exp <= now) then
     -- new, or past its retention: the key starts over, its token above the floor
-    local token = math.max(tonumber(e[3]) or 0, floor()) + 1
-    redis.call('DEL', ek)
-    redis.call('HSET', ek, 'fp', fp, 'st', 'in_progress', 'tok', fmt(token), 'lease', fmt(now + lease),
-      'att', '1', 'ca', fmt(now), 'ua', fmt(now))
-    if owner then redis.call('HSET', ek, 'own', owner) end
-    redis.call('ZADD', idx, 0, key)
-    outcome = 'claimed'
+    if top == nil then top = floor() end
+    local token, at, till = fmt(math.max(tonumber(e[3]) or 0, top) + 1), NOW, later(lease)
+    local stale = false
+    for f = 1, #FIELDS do if e[f] then stale = true break end end
+    if stale then redis.call('DEL', ek) end
+    if owner then
+      redis.call('HSET', ek, 'fp', fp, 'st', 'in_progress', 'tok', token, 'lease', till, 'att', '1', 'ca', at, 'ua', at, 'own', owner)
+    else
+      redis.call('HSET', ek, 'fp', fp, 'st', 'in_progress', 'tok', token, 'lease', till, 'att', '1', 'ca', at, 'ua', at)
+    end
+    added[#added + 1] = 0
+    added[#added + 1] = key
+    if #added >= 1000 then
+      redis.call('ZADD', idx, unpack(added))
+      added = {}
+    end
+    -- the rest of a fresh entry is the request's own (fingerprint, owner) or empty
+    outcome = 'fresh'
+    e = {token, at, till}
   elseif e[1] ~= fp then
     outcome = 'conflict'
   elseif (e[2] == 'in_progress' and (tonumber(e[4]) or 0) <= now) or (e[2] == 'failed' and r[4]) then
-    redis.call('HSET', ek, 'st', 'in_progress', 'tok', fmt(tonumber(e[3]) + 1), 'lease', fmt(now + lease),
-      'att', fmt(tonumber(e[5]) + 1), 'ua', fmt(now))
+    redis.call('HSET', ek, 'st', 'in_progress', 'tok', fmt(tonumber(e[3]) + 1), 'lease', later(lease),
+      'att', fmt(tonumber(e[5]) + 1), 'ua', NOW)
     redis.call('HDEL', ek, 'exp')
     if owner then redis.call('HSET', ek, 'own', owner) else redis.call('HDEL', ek, 'own') end
     redis.call('PERSIST', ek)
+    e = entry(ek)
     outcome = 'claimed'
   else
     outcome = e[2]
   end
-  if outcome == 'claimed' then e = entry(ek) end
   local mark = false
   if r[5] then mark = redis.call('GET', P .. 'm:' .. r[5]) end
-  out[i] = {outcome, e[1], e[2], e[3], e[4], e[5], e[6], e[7], e[8], e[9], e[10], e[11], mark}
+  if outcome == 'fresh' then
+    out[i] = {outcome, e[1], e[2], e[3], mark}
+  else
+    out[i] = {outcome, e[1], e[2], e[3], e[4], e[5], e[6], e[7], e[8], e[9], e[10], e[11], mark}
+  end
 end
-return out`;
+if #added > 0 then redis.call('ZADD', idx, unpack(added)) end
+return cjson.encode(out)`;
 
 /**
  * A fenced batch script: for each request {key, token, ...}, run `body` when the entry is in
  * progress with that token (and `also` holds), answering 1, else 0.
  */
-const fencedScript = (body: string, { head = '', also = '' }: { head?: string; also?: string } = {}) => `${PRELUDE}
+const fencedScript = (body: string, { head = '', also = '', tail = '' }: { head?: string; also?: string; tail?: string } = {}) => `${PRELUDE}
 ${head}
 for i, r in ipairs(reqs) do
   local ek = P .. 'e:' .. r[1]
@@ -81,28 +114,32 @@ ${body}
     out[i] = 0
   end
 end
+${tail}
 return out`;
 
-const COMPLETE = fencedScript(`    redis.call('HSET', ek, 'st', 'completed', 'res', r[3], 'ua', fmt(now))
-    redis.call('HDEL', ek, 'err', 'lease')
-    if r[4] then
-      redis.call('HSET', ek, 'exp', fmt(now + r[4]))
+const COMPLETE = fencedScript(`    if r[4] then
+      redis.call('HSET', ek, 'st', 'completed', 'res', r[3], 'ua', NOW, 'exp', later(r[4]))
+      redis.call('HDEL', ek, 'err', 'lease')
       -- relative expiry: the same instant as expiresAt on a real clock, and harmless on a test clock
       if r[4] > 0 then redis.call('PEXPIRE', ek, r[4]) end
       -- the entry and its token vanish together: a later claim of the key must start above it
-      raiseFloor(r[2])
+      if r[2] > top then top = r[2] end
     else
-      redis.call('HDEL', ek, 'exp')
+      redis.call('HSET', ek, 'st', 'completed', 'res', r[3], 'ua', NOW)
+      redis.call('HDEL', ek, 'err', 'lease', 'exp')
     end
-    if r[5] then redis.call('SET', P .. 'm:' .. r[5], r[6]) end`);
+    if r[5] then redis.call('SET', P .. 'm:' .. r[5], r[6]) end`, {
+  head: 'local top = 0',
+  tail: 'if top > 0 then raiseFloor(top) end',
+});
 
-const FAIL = fencedScript(`    redis.call('HSET', ek, 'st', 'failed', 'err', r[3], 'ua', fmt(now))
+const FAIL = fencedScript(`    redis.call('HSET', ek, 'st', 'failed', 'err', r[3], 'ua', NOW)
     redis.call('HDEL', ek, 'lease')
     if r[4] then redis.call('SET', P .. 'm:' .. r[4], r[5]) end`);
 
-const RELEASE = fencedScript(`    redis.call('HSET', ek, 'lease', fmt(now), 'ua', fmt(now))`);
+const RELEASE = fencedScript(`    redis.call('HSET', ek, 'lease', NOW, 'ua', NOW)`);
 
-const RENEW = fencedScript(`    redis.call('HSET', ek, 'lease', fmt(now + leaseMs), 'ua', fmt(now))`, {
+const RENEW = fencedScript(`    redis.call('HSET', ek, 'lease', later(leaseMs), 'ua', NOW)`, {
   head: 'local leaseMs = tonumber(ARGV[4])',
   also: " and (tonumber(redis.call('HGET', ek, 'lease')) or 0) > now",
 });
@@ -117,12 +154,12 @@ for i, r in ipairs(reqs) do
   else
     -- absent, expired, or this owner's pending hold: (re)start it; a probe (ttl 0) stores nothing
     if r[3] > 0 then
-      redis.call('HSET', wk, 'o', r[2], 'c', '0', 'x', fmt(now + r[3]))
+      redis.call('HSET', wk, 'o', r[2], 'c', '0', 'x', later(r[3]))
       redis.call('PEXPIRE', wk, r[3])
     elseif w[1] then
       redis.call('DEL', wk)
     end
-    out[i] = {1, r[2], '0', fmt(now + r[3])}
+    out[i] = {1, r[2], '0', later(r[3])}
   end
 end
 return out`;
@@ -132,7 +169,7 @@ for _, r in ipairs(reqs) do
   local wk = P .. 'w:' .. r[1]
   if redis.call('HGET', wk, 'o') == r[2] then
     if r[3] and r[3] > 0 then
-      redis.call('HSET', wk, 'c', '1', 'x', fmt(now + r[3]))
+      redis.call('HSET', wk, 'c', '1', 'x', later(r[3]))
       redis.call('PEXPIRE', wk, r[3])
     else
       redis.call('DEL', wk)

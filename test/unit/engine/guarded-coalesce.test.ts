@@ -57,6 +57,23 @@ describe('guarded steps share round trips', () => {
     expect([a, b, runs]).toEqual(['first', 'first', 1]);
   });
 
+  it('runs one key asked three times at once a single time; after a failure, one waiting caller runs it again', async () => {
+    const { sync } = setup();
+    let runs = 0;
+    expect(await Promise.all([1, 2, 3].map((n) => sync.once('three', async () => ((runs += 1), n))))).toEqual([1, 1, 1]);
+    expect(runs).toBe(1);
+    let tries = 0;
+    const settled = await Promise.allSettled([1, 2, 3].map((n) => sync.once('flaky', async () => {
+      tries += 1;
+      if (tries === 1) throw new Error('provider down');
+      return n;
+    })));
+    // The first caller's attempt fails; of the two that waited on it, one runs the step, the other gets its value.
+    expect(settled.map((x) => x.status)).toEqual(['rejected', 'fulfilled', 'fulfilled']);
+    expect(settled.slice(1).map((x) => (x as PromiseFulfilledResult<number>).value)).toEqual([2, 2]);
+    expect(tries).toBe(2);
+  });
+
   it('does not hold sequential calls back: each is its own claim and completion', async () => {
     const { sync, calls } = setup();
     for (let i = 0; i < 5; i++) expect(await sync.once(`seq-${i}`, () => i)).toBe(i);

@@ -41,6 +41,50 @@ describe.skipIf(!client)('redisLedger', () => {
     expect(await ledger.complete([{ key: 'k', token: next.token!, result: 'C' }], now + LEASE + 152)).toEqual([true]);
   });
 
+  it('starts every key a completion batch let vanish above the highest token in that batch', async () => {
+    const p = prefix();
+    const ledger = redisLedger({ client: client!, prefix: p });
+    const now = Date.now();
+    const claim = async (key: string, at: number) => (await ledger.claim([{ key, fingerprint: 'f', leaseMs: LEASE }], at))[0]!;
+    for (let i = 0; i < 3; i++) await claim('hi', now + i * LEASE);
+    expect((await claim('lo', now)).token).toBe(1);
+    // The higher token first: the floor is the batch's highest token, not its last one.
+    expect(await ledger.complete([
+      { key: 'hi', token: 3, result: 'H', retentionMs: 40 },
+      { key: 'lo', token: 1, result: 'L', retentionMs: 40 },
+    ], now + 2 * LEASE)).toEqual([true, true]);
+    await sleep(150);
+    expect(await client!.exists(`${p}e:hi`, `${p}e:lo`)).toBe(0);
+    const next = await claim('lo', now + 2 * LEASE + 150);
+    expect(next).toMatchObject({ outcome: 'claimed', entry: { attempts: 1 } });
+    expect(next.token!).toBeGreaterThan(3);
+  });
+
+  it('answers a batch of fresh claims with the entries as stored, one index member per key', async () => {
+    const p = prefix();
+    const ledger = redisLedger({ client: client!, prefix: p });
+    // Past 1,000 keys the index is written in more than one ZADD.
+    const keys = Array.from({ length: 2_345 }, (_, i) => `fresh-${i}`);
+    const claimed = await ledger.claim(keys.map((key, i) => ({ key, fingerprint: `f${i}`, leaseMs: LEASE, ...(i % 2 ? { owner: 'host-a 7 99' } : {}) })), 1_000);
+    expect(claimed.every((r) => r.outcome === 'claimed' && r.token === 1)).toBe(true);
+    expect(await ledger.getMany!(keys)).toEqual(claimed.map((r) => r.entry));
+    expect(claimed[1]!.entry).toEqual({
+      key: 'fresh-1', fingerprint: 'f1', status: 'in_progress', token: 1, leaseUntil: 1_000 + LEASE, attempts: 1,
+      result: null, error: null, createdAt: 1_000, updatedAt: 1_000, expiresAt: null, owner: 'host-a 7 99',
+    });
+    expect(await client!.zcard(`${p}idx`)).toBe(keys.length);
+    expect((await ledger.list()).length).toBe(keys.length);
+  });
+
+  it('starts a key over from nothing when its hash holds leftovers but no fingerprint', async () => {
+    const p = prefix();
+    const ledger = redisLedger({ client: client!, prefix: p });
+    await client!.hset(`${p}e:k`, 'tok', '4', 'res', '"old"', 'exp', '5');
+    const [r] = await ledger.claim([{ key: 'k', fingerprint: 'f', leaseMs: LEASE }], 1_000);
+    expect(r).toMatchObject({ outcome: 'claimed', token: 5, entry: { result: null, expiresAt: null } });
+    expect(await ledger.get('k')).toEqual(r!.entry);
+  });
+
   it('leaves no window slot behind after a probe', async () => {
     const p = prefix();
     const ledger = redisLedger({ client: client!, prefix: p });
