@@ -177,14 +177,7 @@ const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
 async function writeBatches(ctx: EngineContext, call: Call, batches: readonly Batch<Held>[], written: ReadonlyMap<string, string>, decided: Decided[]): Promise<void> {
   let next = 0;
   let failure: { error: unknown } | undefined;
-  const settle = async (out: Sorted) => {
-    await nextTurn();
-    try {
-      decided.push(...(await settleBatch(ctx, call, out)));
-    } catch (error) {
-      failure ??= { error };
-    }
-  };
+  const settle = settleTogether(ctx, call, decided, (error) => (failure ??= { error }));
   const slot = async () => {
     let behind: Promise<void> = Promise.resolve();
     try {
@@ -199,6 +192,40 @@ async function writeBatches(ctx: EngineContext, call: Call, batches: readonly Ba
   };
   await Promise.all(Array.from({ length: Math.max(1, Math.min(ctx.concurrency, batches.length)) }, slot));
   if (failure) throw failure.error;
+}
+
+/** The answered groups of several batches, settled as one. */
+const merged = (outs: readonly Sorted[]): Sorted => ({
+  done: outs.flatMap((o) => o.done),
+  failed: outs.flatMap((o) => o.failed),
+  unsent: outs.flatMap((o) => o.unsent),
+  refused: outs.flatMap((o) => o.refused),
+  lost: outs.flatMap((o) => o.lost),
+});
+
+/**
+ * Settles answered batches on the next turn, those answered by then together: one ledger round trip
+ * per kind for all of them. Slots answered close together (they are, at a rate limit) share one
+ * transaction instead of one each: on SQLite a complete of 400 entries costs about half of four of
+ * 100, and blocks the event loop for less.
+ */
+function settleTogether(ctx: EngineContext, call: Call, decided: Decided[], failed: (error: unknown) => void): (out: Sorted) => Promise<void> {
+  let pending: Sorted[] = [];
+  let flush: Promise<void> | undefined;
+  return (out) => {
+    pending.push(out);
+    return (flush ??= (async () => {
+      await nextTurn();
+      const outs = pending;
+      pending = [];
+      flush = undefined;
+      try {
+        decided.push(...(await settleBatch(ctx, call, merged(outs))));
+      } catch (error) {
+        failed(error);
+      }
+    })());
+  };
 }
 
 export async function writeStage(ctx: EngineContext, call: Call, items: readonly Held[]): Promise<Decided[]> {

@@ -201,6 +201,26 @@ describe('write and settle', () => {
     expect((await ledger.list()).map((e) => e.status)).toEqual(['completed', 'completed']);
   });
 
+  it('settles the batches answered by the same turn in one round trip per kind', async () => {
+    const crm = memoryCrm({ maxBatch: 1 });
+    crm.rejectExternalIds.add('c-3');
+    const base = memoryLedger();
+    const calls: string[] = [];
+    const ledger: LedgerBackend = {
+      ...base,
+      complete: (requests, now) => (calls.push(`complete ${requests.length}`), base.complete(requests, now)),
+      fail: (requests, now) => (calls.push(`fail ${requests.length}`), base.fail(requests, now)),
+    };
+    const ctx = engineContext({ adapter: crm.adapter, ledger, concurrency: 4, verifyCreates: 'after-failure' });
+    const call: Call = { keeper: leaseKeeper({ ledger, leaseMs: ctx.leaseMs, clock: ctx.clock }), verifyAll: false };
+    const { planned } = prepareAll(ctx, [upsert(1), upsert(2), upsert(3), upsert(4)]);
+    const decided = await writeStage(ctx, call, (await claimStage(ctx, call, planned)).held);
+    // Four batches in flight together: one complete for the three written, one fail for the refused one.
+    expect(calls).toEqual(['complete 3', 'fail 1']);
+    expect(Object.fromEntries(decided.map((d) => [d.item.index, d.outcome.status]))).toEqual({ 0: 'created', 1: 'created', 2: 'failed', 3: 'created' });
+    expect((await base.list()).map((e) => e.status).sort()).toEqual(['completed', 'completed', 'completed', 'failed']);
+  });
+
   it('settles every batch it sent and sends no further one after a settle fails', async () => {
     const crm = memoryCrm({ maxBatch: 1 });
     const base = memoryLedger();
