@@ -172,7 +172,7 @@ const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
  * slot's next request leaves first (while the budget or the CRM is the limit, the time from an
  * answer to the slot's next request is lost rate), and the batch is settled behind it, at most
  * one batch behind each slot. Everything sent is settled before this returns or throws; after a
- * failed settle no further batch is sent.
+ * failure no further batch is sent, and the claims of those never sent are released.
  */
 async function writeBatches(ctx: EngineContext, call: Call, batches: readonly Batch<Held>[], written: ReadonlyMap<string, string>, decided: Decided[]): Promise<void> {
   let next = 0;
@@ -186,12 +186,18 @@ async function writeBatches(ctx: EngineContext, call: Call, batches: readonly Ba
         await behind;
         behind = settle(out);
       }
+    } catch (error) {
+      // A request threw: no slot hands out another batch.
+      failure ??= { error };
     } finally {
       await behind;
     }
   };
   await Promise.all(Array.from({ length: Math.max(1, Math.min(ctx.concurrency, batches.length)) }, slot));
-  if (failure) throw failure.error;
+  if (failure) {
+    await giveBack(ctx, call, batches.slice(next));
+    throw failure.error;
+  }
 }
 
 /** The answered groups of several batches, settled as one. */
@@ -228,20 +234,27 @@ function settleTogether(ctx: EngineContext, call: Call, decided: Decided[], fail
   };
 }
 
+/** After a failure, the claims of batches never handed to a slot go back (nothing of them was sent); best effort, the ledger may be what failed. */
+const giveBack = (ctx: EngineContext, call: Call, batches: readonly Batch<Held>[]) =>
+  releaseEntries(ctx, call, batches.flatMap((b) => b.groups.flat())).catch(() => undefined);
+
 export async function writeStage(ctx: EngineContext, call: Call, items: readonly Held[]): Promise<Decided[]> {
   const batches = planBatches(items, ctx.adapter.capabilities.maxBatch);
   const written = new Map<string, string>();
   const decided: Decided[] = [];
-  for (const op of ['upsert', 'create'] as const) {
-    const start = decided.length;
-    await writeBatches(ctx, call, batches.filter((b) => b.op === op), written, decided);
-    if (op !== 'upsert') continue;
-    for (const d of decided.slice(start)) {
-      if (!d.outcome.recordId || !WRITTEN.has(d.outcome.status)) continue;
-      const key = parentMemoKey(d.item.object, d.item.action.externalId!);
-      written.set(key, d.outcome.recordId);
-      ctx.parents.known(key, d.outcome.recordId);
-    }
+  const creates = batches.filter((b) => b.op === 'create');
+  try {
+    await writeBatches(ctx, call, batches.filter((b) => b.op === 'upsert'), written, decided);
+  } catch (error) {
+    await giveBack(ctx, call, creates);
+    throw error;
   }
+  for (const d of decided) {
+    if (!d.outcome.recordId || !WRITTEN.has(d.outcome.status)) continue;
+    const key = parentMemoKey(d.item.object, d.item.action.externalId!);
+    written.set(key, d.outcome.recordId);
+    ctx.parents.known(key, d.outcome.recordId);
+  }
+  await writeBatches(ctx, call, creates, written, decided);
   return decided;
 }

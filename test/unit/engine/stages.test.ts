@@ -239,6 +239,25 @@ describe('write and settle', () => {
     // The first batch's settle failed while the second was in flight: the second is settled, no third is sent.
     expect(crm.calls.upsert).toBe(2);
     expect((await ledger.list()).map((e) => e.status).sort()).toEqual(['completed', 'in_progress', 'in_progress', 'in_progress']);
+    // The two never sent are given back, claimable at once by anyone; the one whose settle failed stays held.
+    const again = await base.claim(planned.map((p) => ({ key: p.key, fingerprint: p.fingerprint, leaseMs: 1_000, owner: 'other' })), Date.now());
+    expect(again.map((c) => c.outcome)).toEqual(['in_progress', 'completed', 'claimed', 'claimed']);
+    call.keeper.stop();
+  });
+
+  it('gives back the claims of the activities when the upserts before them fail to settle', async () => {
+    const crm = memoryCrm({ maxBatch: 1 });
+    const base = memoryLedger();
+    const ledger: LedgerBackend = { ...base, complete: async () => Promise.reject(new Error('ledger unreachable')) };
+    const ctx = engineContext({ adapter: crm.adapter, ledger, concurrency: 1, verifyCreates: 'after-failure' });
+    const call: Call = { keeper: leaseKeeper({ ledger, leaseMs: ctx.leaseMs, clock: ctx.clock }), verifyAll: false };
+    const { planned } = prepareAll(ctx, [upsert(1), note(1), note(2)]);
+    await expect(writeStage(ctx, call, (await claimStage(ctx, call, planned)).held)).rejects.toThrow('ledger unreachable');
+    // The upsert was sent and stays held (its settle failed); the notes were never sent, and are claimable at once.
+    expect(crm.calls.upsert).toBe(1);
+    expect(crm.calls.create).toBe(0);
+    const again = await base.claim(planned.map((p) => ({ key: p.key, fingerprint: p.fingerprint, leaseMs: 1_000, owner: 'other' })), Date.now());
+    expect(again.map((c) => c.outcome)).toEqual(['in_progress', 'claimed', 'claimed']);
     call.keeper.stop();
   });
 
