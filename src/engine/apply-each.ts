@@ -21,7 +21,7 @@
  */
 import { extend } from '../extend.js';
 import type { Outcome } from '../outcome.js';
-import { heldOrPossiblyWritten, lookUpAhead } from './claim.js';
+import { heldOrPossiblyWritten, lookUpAhead, readsAhead } from './claim.js';
 import { prepareAll } from './prepare.js';
 import { repeatOutcome, splitRepeats } from './repeats.js';
 import type { EngineContext, Planned } from './types.js';
@@ -50,7 +50,7 @@ async function runWork(run: RunLooked, work: readonly Planned[]): Promise<Settle
 }
 
 /**
- * The steps of an applyEach, each wrapped by `step` (telemetry: one applyMany span per step, its
+ * The steps of an applyEach, each wrapped by `step` (telemetry: one apply_many span per step, its
  * outcomes counted once). Yields after each lookup (what it settled, possibly nothing) and after each call.
  */
 export async function* applyEachSteps(
@@ -58,7 +58,7 @@ export async function* applyEachSteps(
   run: RunLooked,
   inputs: Iterable<unknown> | AsyncIterable<unknown>,
   options: ApplyEachOptions,
-  step: (inputs: readonly unknown[], fn: () => Promise<Settled>) => Promise<Settled>,
+  step: (fn: () => Promise<Settled>) => Promise<Settled>,
 ): AsyncGenerator<Settled> {
   const batchSize = options.batchSize ?? DEFAULT_EACH_BATCH;
   if (!(Number.isInteger(batchSize) && batchSize >= 1)) throw new RangeError('applyEach: batchSize must be a positive integer');
@@ -69,18 +69,24 @@ export async function* applyEachSteps(
   let held: Planned[] = [];
   let read: unknown[] = [];
   let next = 0;
+  // A step of its own (a span) only when it answers something or reads the ledger: a first run
+  // over new actions, its lookup skipped, hands its chunks straight on to the calls.
   const look = async (): Promise<Settled> => {
     const base = next - read.length;
     const { planned, rejected } = prepareAll(ctx, read);
+    read = [];
     const settled: Settled = [];
     rejected.forEach((outcome, i) => outcome && settled.push({ index: base + i, outcome }));
-    const { replayed, rest, seen } = await lookUpAhead(ctx, planned.map((p) => extend(p, { index: base + p.index })));
-    for (const d of replayed) settled.push({ index: d.item.index, outcome: d.outcome });
-    rest.forEach((item, j) => (apart && item.op === 'create' && heldOrPossiblyWritten(seen[j]!) ? held : work).push(item));
-    read = [];
-    return settled;
+    const items = planned.map((p) => extend(p, { index: base + p.index }));
+    const lookup = async () => {
+      const { replayed, rest, seen } = await lookUpAhead(ctx, items);
+      for (const d of replayed) settled.push({ index: d.item.index, outcome: d.outcome });
+      rest.forEach((item, j) => (apart && item.op === 'create' && heldOrPossiblyWritten(seen[j]!) ? held : work).push(item));
+      return settled;
+    };
+    return settled.length === 0 && !readsAhead(ctx) ? lookup() : step(lookup);
   };
-  const send = (items: Planned[]) => step(items.map((i) => i.action), () => runWork(run, items));
+  const send = (items: Planned[]) => step(() => runWork(run, items));
   const take = (which: 'work' | 'held') => {
     const items = which === 'work' ? work : held;
     if (which === 'work') work = [];
@@ -91,11 +97,11 @@ export async function* applyEachSteps(
     read.push(input);
     next += 1;
     if (read.length < batchSize) continue;
-    yield await step(read, look);
+    yield await look();
     if (work.length >= batchSize) yield await send(take('work'));
     if (held.length >= batchSize) yield await send(take('held'));
   }
-  if (read.length > 0) yield await step(read, look);
+  if (read.length > 0) yield await look();
   if (work.length > 0) yield await send(take('work'));
   if (held.length > 0) yield await send(take('held'));
 }

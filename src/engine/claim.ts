@@ -91,12 +91,15 @@ async function lookUp(ctx: EngineContext, items: readonly Planned[]): Promise<{ 
   return { replayed, rest, seen };
 }
 
+/** Whether the next lookup reads the ledger: it has a batched read, and the last lookup or claim found repeats (or none ran yet). */
+export const readsAhead = (ctx: EngineContext): boolean => ctx.ledger.getMany !== undefined && expectRepeats.get(ctx) !== false;
+
 /**
  * The lookup of a walk ahead of its calls (applyEach): skipped, as a call's, while the last lookup
  * or claim found no repeats; when it runs, what it finds decides the next.
  */
 export async function lookUpAhead(ctx: EngineContext, items: readonly Planned[]): ReturnType<typeof lookUp> {
-  const runs = ctx.ledger.getMany !== undefined && expectRepeats.get(ctx) !== false;
+  const runs = readsAhead(ctx);
   const found = await lookUp(ctx, items);
   if (runs) expectRepeats.set(ctx, found.replayed.length > 0);
   return found;

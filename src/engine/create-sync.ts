@@ -210,10 +210,10 @@ export function createSync(options: SyncOptions): Sync {
   });
 
   const applyMany = telemetry.applyMany((inputs: readonly unknown[]) => applyInternal(inputs));
-  // Each step is one applyMany span: its outcomes are counted once, where they were settled.
-  const step = async (inputs: readonly unknown[], fn: () => Promise<Settled>): Promise<Settled> => {
+  // Each step is one apply_many span: its outcomes are counted once, where they were settled.
+  const step = async (fn: () => Promise<Settled>): Promise<Settled> => {
     let settled: Settled = [];
-    await telemetry.applyMany(async () => (settled = await fn()).map((s) => s.outcome))(inputs);
+    await telemetry.applyStep(async () => (settled = await fn()).map((s) => s.outcome))();
     return settled;
   };
   const applyEach = (actions: Iterable<unknown> | AsyncIterable<unknown>, each: ApplyEachOptions = {}) =>

@@ -22,6 +22,8 @@ export interface SyncTelemetry {
   /** The ledger the engine claims and settles through. */
   readonly ledger: LedgerBackend;
   applyMany(fn: Entry<[readonly unknown[]], Outcome[]>): Entry<[readonly unknown[]], Outcome[]>;
+  /** One step of `applyEach`, an `apply_many` span whose `actions` are the outcomes it settled. */
+  applyStep(fn: Entry<[], Outcome[]>): Entry<[], Outcome[]>;
   retryStored<T>(fn: Entry<[readonly T[]], Outcome[]>): Entry<[readonly T[]], Outcome[]>;
   handle<E extends { source?: unknown }, H, R extends { status: string; outcomes: readonly Outcome[] }>(fn: Entry<[E, H], R>): Entry<[E, H], R>;
   /** Export what is buffered (forceFlush of the providers in use), for at most `timeoutMs`. */
@@ -73,7 +75,7 @@ async function flushProviders(r: Resolved | undefined, timeoutMs: number): Promi
 export function syncTelemetry(options: { telemetry?: TelemetryOption; adapter: CrmAdapter; ledger: LedgerBackend }): SyncTelemetry {
   const { adapter, ledger } = options;
   if (options.telemetry === false) {
-    return { adapter, ledger, applyMany: (fn) => fn, retryStored: (fn) => fn, handle: (fn) => fn, flush: async () => undefined };
+    return { adapter, ledger, applyMany: (fn) => fn, applyStep: (fn) => fn, retryStored: (fn) => fn, handle: (fn) => fn, flush: async () => undefined };
   }
   const { current, last } = resolver(options.telemetry);
   const spans = spanScope();
@@ -110,6 +112,8 @@ export function syncTelemetry(options: { telemetry?: TelemetryOption; adapter: C
     adapter: instrumentAdapter(adapter, current, spans),
     ledger: instrumentLedger(ledger, current),
     applyMany: (fn) => entry(SpanName.applyMany, fn, (inputs) => ({ [Attr.actions]: inputs.length }), counted),
+    // A step's inputs are known only once it ran: its lookup answers some, its call sends the rest.
+    applyStep: (fn) => entry(SpanName.applyMany, fn, () => ({}), (outcomes, inst) => ({ [Attr.actions]: outcomes.length, ...counted(outcomes, inst) })),
     retryStored: (fn) => entry(SpanName.retryStored, fn, (entries) => ({ [Attr.actions]: entries.length }), counted),
     handle: (fn) => entry(SpanName.handle, fn, (event): Attributes => (typeof event?.source === 'string' ? { [Attr.source]: event.source.slice(0, 64) } : {}), (r) => ({ [Attr.handleStatus]: r.status, ...outcomeCounts(r.outcomes) })),
     flush: (timeoutMs = 3_000) => flushProviders(last(), timeoutMs),

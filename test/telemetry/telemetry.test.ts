@@ -97,6 +97,30 @@ describe('telemetry', () => {
   });
   afterEach(() => close());
 
+  it('gives each step of applyEach one span, whose actions are the outcomes it settled, and counts every input once', async () => {
+    const o = otel();
+    const adapter = hubspotAdapter({ accessToken: TOKEN, basePath, objects });
+    const sync = createSync({ adapter, ledger: memoryLedger(), telemetry: { tracerProvider: o.tracerProvider, meterProvider: o.meterProvider } });
+    const walk = async (inputs: unknown[]) => {
+      let n = 0;
+      for await (const settled of sync.applyEach(inputs, { batchSize: 2 })) n += settled.length;
+      return n;
+    };
+    const five = [contact(1), contact(2), contact(3), contact(4), contact(5)];
+    expect(await walk(five)).toBe(5);
+    const firstRun = o.exporter.getFinishedSpans().filter((s) => s.name === SpanName.applyMany).map((s) => s.attributes);
+    // The first lookup reads and finds nothing; the later ones are skipped without a span; three calls write.
+    expect(firstRun.map((a) => [a['crm_upsert.actions'], a['crm_upsert.outcome.created'] ?? 0])).toEqual([[0, 0], [2, 2], [2, 2], [1, 1]]);
+    o.exporter.reset();
+
+    expect(await walk([...five, { ...contact(6), fields: { not_allowed: 'x' } }])).toBe(6);
+    const replay = o.exporter.getFinishedSpans().filter((s) => s.name === SpanName.applyMany).map((s) => s.attributes);
+    // Only lookups: each answers its inputs from the ledger (the last one also rejects its bad line).
+    expect(replay.map((a) => [a['crm_upsert.actions'], a['crm_upsert.outcome.replayed'] ?? 0, a['crm_upsert.outcome.rejected'] ?? 0])).toEqual([[2, 2, 0], [2, 2, 0], [2, 1, 1]]);
+    expect(sumBy(await points(o.reader, MetricName.outcomes), 'crm_upsert.status')).toEqual({ created: 5, replayed: 5, rejected: 1 });
+    await sync.close();
+  });
+
   it('emits spans for applyMany, handle and each batch, and counts outcomes, calls, round trips and waits', async () => {
     const o = otel();
     const adapter = hubspotAdapter({ accessToken: TOKEN, basePath, objects, rateBudget: virtualBudget() });
