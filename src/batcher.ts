@@ -45,15 +45,3 @@ export function planBatches<T extends Batchable>(items: readonly T[], maxBatch: 
   }
   return batches;
 }
-
-/** Run `tasks` with at most `concurrency` at a time, keeping no result order (callers index). */
-export async function runPool(tasks: (() => Promise<void>)[], concurrency: number): Promise<void> {
-  let next = 0;
-  const worker = async () => {
-    while (next < tasks.length) {
-      const task = tasks[next++]!;
-      await task();
-    }
-  };
-  await Promise.all(Array.from({ length: Math.max(1, Math.min(concurrency, tasks.length)) }, worker));
-}

@@ -65,8 +65,8 @@ export async function* applyEachSteps(
   // Creates a holder may have written (or still holds) are looked up before they are sent: kept
   // apart, they fill batches of their own, one lookup each, instead of adding one to every batch.
   const apart = ctx.adapter.capabilities.nativeActivityUpsert !== true;
-  let work: Planned[] = [];
-  let held: Planned[] = [];
+  const work: Planned[] = [];
+  const held: Planned[] = [];
   let read: unknown[] = [];
   let next = 0;
   // A step of its own (a span) only when it answers something or reads the ledger: a first run
@@ -87,21 +87,15 @@ export async function* applyEachSteps(
     return settled.length === 0 && !readsAhead(ctx) ? lookup() : step(lookup);
   };
   const send = (items: Planned[]) => step(() => runWork(run, items));
-  const take = (which: 'work' | 'held') => {
-    const items = which === 'work' ? work : held;
-    if (which === 'work') work = [];
-    else held = [];
-    return items;
-  };
   for await (const input of inputs) {
     read.push(input);
     next += 1;
     if (read.length < batchSize) continue;
     yield await look();
-    if (work.length >= batchSize) yield await send(take('work'));
-    if (held.length >= batchSize) yield await send(take('held'));
+    if (work.length >= batchSize) yield await send(work.splice(0));
+    if (held.length >= batchSize) yield await send(held.splice(0));
   }
   if (read.length > 0) yield await look();
-  if (work.length > 0) yield await send(take('work'));
-  if (held.length > 0) yield await send(take('held'));
+  if (work.length > 0) yield await send(work.splice(0));
+  if (held.length > 0) yield await send(held.splice(0));
 }

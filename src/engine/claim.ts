@@ -68,14 +68,17 @@ function parentIdOf(mark: string): { ledgerParentId?: string } {
 /** Whether the next call of this engine reads before it claims: it did find repeats last time. */
 const expectRepeats = new WeakMap<EngineContext, boolean>();
 
+/** Whether the next lookup reads the ledger: it has a batched read, and the last lookup or claim found repeats (or none ran yet). */
+export const readsAhead = (ctx: EngineContext): boolean => ctx.ledger.getMany !== undefined && expectRepeats.get(ctx) !== false;
+
 /** A completed entry of the same identity, still kept at `now`: what `claim` would answer `completed` for. */
 const replayable = (entry: LedgerEntry | null, item: Planned, now: number): entry is LedgerEntry =>
   entry !== null && entry.status === 'completed' && (entry.expiresAt === null || entry.expiresAt > now) && entry.fingerprint === item.fingerprint;
 
 /** The keys answered from the lookup, and the items that go on to claim with the entries it read (null: not read, or absent). */
 async function lookUp(ctx: EngineContext, items: readonly Planned[]): Promise<{ replayed: Decided[]; rest: Planned[]; seen: (LedgerEntry | null)[] }> {
-  if (!ctx.ledger.getMany || expectRepeats.get(ctx) === false) return { replayed: [], rest: [...items], seen: items.map(() => null) };
-  const entries = await ctx.ledger.getMany(items.map((i) => i.key));
+  if (!readsAhead(ctx)) return { replayed: [], rest: [...items], seen: items.map(() => null) };
+  const entries = await ctx.ledger.getMany!(items.map((i) => i.key));
   const now = await ctx.clock.now();
   const replayed: Decided[] = [];
   const rest: Planned[] = [];
@@ -90,9 +93,6 @@ async function lookUp(ctx: EngineContext, items: readonly Planned[]): Promise<{ 
   });
   return { replayed, rest, seen };
 }
-
-/** Whether the next lookup reads the ledger: it has a batched read, and the last lookup or claim found repeats (or none ran yet). */
-export const readsAhead = (ctx: EngineContext): boolean => ctx.ledger.getMany !== undefined && expectRepeats.get(ctx) !== false;
 
 /**
  * The lookup of a walk ahead of its calls (applyEach): skipped, as a call's, while the last lookup

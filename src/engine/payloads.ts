@@ -108,7 +108,6 @@ export function decodeEventResult(value: Json | null): EventResult {
   return { outcomes: outcomes.filter(isObject).map((o) => ({ key: str(o.key) ?? '', status: (str(o.status) ?? 'failed') as OutcomeStatus, ...(str(o.recordId) ? { recordId: str(o.recordId)! } : {}) })) };
 }
 
-/** The action a stored failed entry can be retried with, if it has one. */
 /**
  * A record's "last written" mark: the hash of the fields this ledger last confirmed written to it
  * and the record's CRM id; both null in the unknown mark a possibly written upsert leaves.
@@ -130,4 +129,5 @@ export function decodeMark(text: string): RecordMark {
   }
 }
 
+/** The action a stored failed entry can be retried with, if it has one. */
 export const storedAction = (error: Json | null): Action | undefined => decodeActionFailure(error)?.retry?.action;

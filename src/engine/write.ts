@@ -18,6 +18,12 @@ import { WRITTEN, type Call, type Decided, type EngineContext, type Held } from 
 /** The vendor code adapters give an activity whose parent record does not exist. */
 const PARENT_NOT_FOUND = 'PARENT_NOT_FOUND';
 
+/** The memo key of a create group's parent. */
+const parentKeyOf = (group: Held[]): string | undefined => {
+  const parent = group[0]!.action.target;
+  return parent ? parentMemoKey(parent.object, parent.externalId) : undefined;
+};
+
 /**
  * Parents upserted earlier in this call need no read: their ids were just confirmed by the CRM;
  * nor do parents this Sync wrote or read a moment ago, nor parents whose upsert this ledger
@@ -30,12 +36,10 @@ function seedParents(ctx: EngineContext, batch: Batch<Held>, written: ReadonlyMa
   const keys = new Set<string>();
   const stored = new Map<string, string>();
   for (const group of batch.groups) {
-    const lead = group[0]!;
-    const parent = lead.action.target;
-    if (!parent) continue;
-    const key = parentMemoKey(parent.object, parent.externalId);
+    const key = parentKeyOf(group);
+    if (key === undefined) continue;
     keys.add(key);
-    if (lead.ledgerParentId) stored.set(key, lead.ledgerParentId);
+    if (group[0]!.ledgerParentId) stored.set(key, group[0]!.ledgerParentId);
   }
   const seeded = ctx.parents.seed(keys);
   const fromLedger = new Set<string>();
@@ -65,8 +69,8 @@ function learnParents(ctx: EngineContext, parents: Required<BatchParents>, seede
  * what an earlier holder left can have written it, whatever else went wrong in the batch.
  */
 function possiblyWritten(batch: Batch<Held>, group: Held[], error: CrmError, parents: Required<BatchParents>, suspicion: Suspicion): boolean {
-  const parent = group[0]!.action.target;
-  const neverSent = batch.op === 'create' && error.vendorCode === PARENT_NOT_FOUND && parent !== undefined && parents.absent.has(parentMemoKey(parent.object, parent.externalId));
+  const parent = parentKeyOf(group);
+  const neverSent = batch.op === 'create' && error.vendorCode === PARENT_NOT_FOUND && parent !== undefined && parents.absent.has(parent);
   return (neverSent ? suspicion.inherited : suspicion.suspect).has(group);
 }
 
@@ -78,12 +82,6 @@ interface Sorted {
   refused: Decided[];
   lost: Decided[];
 }
-
-/** The memo key of a create group's parent. */
-const parentKeyOf = (group: Held[]): string | undefined => {
-  const parent = group[0]!.action.target;
-  return parent ? parentMemoKey(parent.object, parent.externalId) : undefined;
-};
 
 /**
  * The groups of a create batch the CRM refused on a parent id taken from the ledger: the record

@@ -20,6 +20,14 @@ const noteOn = (eventId: string, contact: string) => ({
 });
 const statuses = (outcomes: Outcome[]) => outcomes.map((o) => o.status);
 
+/** A writer of contacts and a Sync writing notes, on one memory ledger. */
+function sharedLedger(h: Harness, options: { now?: () => number; leaseMs?: number } = {}) {
+  const ledger = openLedger('memory:');
+  const writer = createSync({ adapter: h.adapter, ledger, retry: fast, ...(options.now ? { now: options.now } : {}) });
+  const sync = createSync({ adapter: h.adapter, ledger, retry: fast, verifyCreates: 'after-failure', ...options });
+  return { ledger, writer, sync };
+}
+
 /**
  * A memory ledger on a clock the test moves, a Sync on it with a 1 s lease (`sync`), a writer of
  * contacts through the same ledger, and what a holder on another host leaves: its claim on a
@@ -28,9 +36,7 @@ const statuses = (outcomes: Outcome[]) => outcomes.map((o) => o.status);
 function takeoverSetup(h: Harness) {
   const clock = { at: Date.parse('2026-11-29T10:00:00Z') };
   const now = () => clock.at;
-  const ledger = openLedger('memory:');
-  const writer = createSync({ adapter: h.adapter, ledger, retry: fast, now });
-  const sync = createSync({ adapter: h.adapter, ledger, retry: fast, verifyCreates: 'after-failure', leaseMs: 1_000, now });
+  const { ledger, writer, sync } = sharedLedger(h, { now, leaseMs: 1_000 });
   return {
     clock, ledger, writer, sync,
     async claimElsewhere(note: ReturnType<typeof noteOn>) {
@@ -109,9 +115,7 @@ describe('notes before their contact (hubspotAdapter over loopback)', () => {
 
   it('takes the id of a contact another Sync of the same ledger wrote from the ledger: no contact read', async () => {
     h = await harness('loopback');
-    const ledger = openLedger('memory:');
-    const writer = createSync({ adapter: h.adapter, ledger, retry: fast });
-    const sync = createSync({ adapter: h.adapter, ledger, retry: fast, verifyCreates: 'after-failure' });
+    const { writer, sync } = sharedLedger(h);
     expect((await writer.apply(upsert(1))).status).toBe('created');
     h.fake.core.resetLog();
     expect(statuses(await sync.applyMany([noteOn('evt-l1', 'C-1'), noteOn('evt-l2', 'C-1')]))).toEqual(['created', 'created']);
@@ -123,9 +127,7 @@ describe('notes before their contact (hubspotAdapter over loopback)', () => {
 
   it('sends a note HubSpot refused on a ledger id (the contact was deleted since) again with the contact read from HubSpot', async () => {
     h = await harness('loopback');
-    const ledger = openLedger('memory:');
-    const writer = createSync({ adapter: h.adapter, ledger, retry: fast });
-    const sync = createSync({ adapter: h.adapter, ledger, retry: fast, verifyCreates: 'after-failure' });
+    const { writer, sync } = sharedLedger(h);
     expect(statuses(await writer.applyMany([upsert(1), upsert(2)]))).toEqual(['created', 'created']);
     const written = new Map(h.fake.records('contacts').map((c) => [c.properties.ai_external_id, c.id]));
     for (const id of written.values()) expect(h.fake.state.crm.remove('contacts', id)).toBe(true);

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { planBatches, runPool } from '../../src/batcher.js';
+import { planBatches } from '../../src/batcher.js';
 
 const up = (object: string, id: string) => ({ op: 'upsert' as const, object, coalesceId: id });
 const create = (object: string) => ({ op: 'create' as const, object });
@@ -25,23 +25,5 @@ describe('planBatches', () => {
 
   it('never merges activities', () => {
     expect(planBatches([create('note'), create('note')], 100)[0]!.groups).toHaveLength(2);
-  });
-});
-
-describe('runPool', () => {
-  it('runs every task with at most N at once', async () => {
-    let running = 0;
-    let peak = 0;
-    let done = 0;
-    const tasks = Array.from({ length: 10 }, () => async () => {
-      running += 1;
-      peak = Math.max(peak, running);
-      await new Promise((r) => setTimeout(r, 5));
-      running -= 1;
-      done += 1;
-    });
-    await runPool(tasks, 3);
-    expect(done).toBe(10);
-    expect(peak).toBe(3);
   });
 });
