@@ -22,6 +22,7 @@
 import { extend } from '../extend.js';
 import type { Outcome } from '../outcome.js';
 import { heldOrPossiblyWritten, lookUpAhead, readsAhead } from './claim.js';
+import { knownParents, parentOf } from './defer.js';
 import { prepareAll } from './prepare.js';
 import { repeatOutcome, splitRepeats } from './repeats.js';
 import type { EngineContext, Planned } from './types.js';
@@ -29,6 +30,17 @@ import type { EngineContext, Planned } from './types.js';
 export interface ApplyEachOptions {
   /** Inputs read (and looked up) at a time, and actions that need a claim per call. Default 500. */
   batchSize?: number;
+  /**
+   * Hold back creates whose parent record this Sync does not know yet (no confirmed write of it in
+   * the ledger, none a moment ago, none in the same call) until it does, or until the end of the
+   * walk. Their parents are then read together, and those written meanwhile (by this walk or
+   * another worker) are not read at all. Default true. Turn it off when activities attach to
+   * records that exist in the CRM already and were never written through this ledger: holding
+   * them back then only delays them.
+   */
+  deferUnknownParents?: boolean;
+  /** Creates held back at most; beyond, the oldest `batchSize` of them go out (their parents read). Default 20,000. */
+  maxDeferred?: number;
 }
 
 /** Outcomes by input index: what one step of `applyEach` settled. */
@@ -36,17 +48,49 @@ export type Settled = { index: number; outcome: Outcome }[];
 
 export const DEFAULT_EACH_BATCH = 500;
 
-/** Runs one call of claimed-to-be items (looked up already) and returns their outcomes by index. */
-export type RunLooked = (leaders: readonly Planned[]) => Promise<Map<number, Outcome>>;
+/**
+ * Runs one call of claimed-to-be items (looked up already) and returns their outcomes by index.
+ * With `defer`, creates whose parent is not known yet are held back and their indexes handed to it.
+ */
+export type RunLooked = (leaders: readonly Planned[], defer?: (indexes: readonly number[]) => void) => Promise<Map<number, Outcome>>;
 
-/** One call over items none of which the lookup answered: in-call repeats follow their leader. */
-async function runWork(run: RunLooked, work: readonly Planned[]): Promise<Settled> {
+export const DEFAULT_MAX_DEFERRED = 20_000;
+
+/**
+ * One call over items none of which the lookup answered: in-call repeats follow their leader.
+ * With `later`, held-back leaders go there with their repeats, and are not settled.
+ */
+async function runWork(run: RunLooked, work: readonly Planned[], later?: Planned[]): Promise<Settled> {
   const { leaders, repeats } = splitRepeats(work);
-  const decided = await run(leaders);
-  return [
-    ...leaders.map((item) => ({ index: item.index, outcome: decided.get(item.index)! })),
-    ...repeats.map(({ item, leader }) => ({ index: item.index, outcome: repeatOutcome(item, decided.get(leader.index)!) })),
-  ];
+  const deferred = new Set<number>();
+  const decided = await run(leaders, later && ((indexes) => indexes.forEach((i) => deferred.add(i))));
+  const settled: Settled = [];
+  for (const item of leaders) {
+    if (deferred.has(item.index)) later!.push(item);
+    else settled.push({ index: item.index, outcome: decided.get(item.index)! });
+  }
+  for (const { item, leader } of repeats) {
+    if (deferred.has(leader.index)) later!.push(item);
+    else settled.push({ index: item.index, outcome: repeatOutcome(item, decided.get(leader.index)!) });
+  }
+  return settled;
+}
+
+/**
+ * Takes from `later` the items whose parent this Sync knows now (they go out with no parent read),
+ * when there are at least `min` of them; otherwise leaves `later` as it is.
+ */
+function takeReady(ctx: EngineContext, later: Planned[], min: number): Planned[] {
+  const known = knownParents(ctx, later.map((item) => parentOf(item)!));
+  if (later.filter((item) => known.has(parentOf(item)!)).length < min) return [];
+  const ready: Planned[] = [];
+  let kept = 0;
+  for (const item of later) {
+    if (known.has(parentOf(item)!)) ready.push(item);
+    else later[kept++] = item;
+  }
+  later.length = kept;
+  return ready;
 }
 
 /**
@@ -62,6 +106,8 @@ export async function* applyEachSteps(
 ): AsyncGenerator<Settled> {
   const batchSize = options.batchSize ?? DEFAULT_EACH_BATCH;
   if (!(Number.isInteger(batchSize) && batchSize >= 1)) throw new RangeError('applyEach: batchSize must be a positive integer');
+  const maxDeferred = options.maxDeferred ?? DEFAULT_MAX_DEFERRED;
+  if (!(Number.isInteger(maxDeferred) && maxDeferred >= 1)) throw new RangeError('applyEach: maxDeferred must be a positive integer');
   // Creates a holder may have written (or still holds) are looked up before they are sent: kept
   // apart, they fill batches of their own, one lookup each, instead of adding one to every batch.
   const apart = ctx.adapter.capabilities.nativeActivityUpsert !== true;
@@ -86,16 +132,27 @@ export async function* applyEachSteps(
     };
     return settled.length === 0 && !readsAhead(ctx) ? lookup() : step(lookup);
   };
-  const send = (items: Planned[]) => step(() => runWork(run, items));
+  // Creates held back until their parent is known: sent once `batchSize` of them are (no parent
+  // read), the oldest when too many wait, the rest last (what `held` holds back too).
+  const later: Planned[] | undefined = options.deferUnknownParents === false ? undefined : [];
+  let sent = false;
+  const send = (items: Planned[], defer = true) => ((sent = true), step(() => runWork(run, items, defer ? later : undefined)));
   for await (const input of inputs) {
     read.push(input);
     next += 1;
     if (read.length < batchSize) continue;
+    sent = false;
     yield await look();
     if (work.length >= batchSize) yield await send(work.splice(0));
     if (held.length >= batchSize) yield await send(held.splice(0));
+    if (!later) continue;
+    // Only a call can have taught this Sync a parent.
+    const ready = sent && later.length >= batchSize ? takeReady(ctx, later, batchSize) : [];
+    if (ready.length > 0) yield await send(ready);
+    while (later.length > maxDeferred) yield await send(later.splice(0, batchSize), false);
   }
   if (read.length > 0) yield await look();
   if (work.length > 0) yield await send(work.splice(0));
   if (held.length > 0) yield await send(held.splice(0));
+  while (later && later.length > 0) yield await send(later.splice(0, batchSize), false);
 }

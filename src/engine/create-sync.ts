@@ -20,6 +20,7 @@ import type { TelemetryOption } from '../telemetry/types.js';
 import { announcingRetryAfter } from '../telemetry/waits.js';
 import { applyEachSteps, type ApplyEachOptions, type Settled } from './apply-each.js';
 import { claimStage } from './claim.js';
+import { deferStage } from './defer.js';
 import { followStage } from './follow.js';
 import { guardedSteps, type Handler, type HandleEvent, type HandleResult } from './guarded.js';
 import { leaseKeeper } from './lease-keeper.js';
@@ -28,7 +29,7 @@ import { prepareAction, prepareAll, type Prepared, type StoredKey } from './prep
 import { parentMemo } from './parents.js';
 import { quotaPause } from './quota.js';
 import { repeatOutcome, splitRepeats } from './repeats.js';
-import { completeEntries } from './settle.js';
+import { completeEntries, failEntries } from './settle.js';
 import type { Call, Decided, EngineContext, Planned } from './types.js';
 import { unchangedStage } from './unchanged.js';
 import { windowStage } from './window.js';
@@ -160,20 +161,35 @@ export function engineContext(options: SyncOptions, telemetry: SyncTelemetry = s
   };
 }
 
-/** Claim, window, unchanged, write and follow the call's leaders; every claim is settled before it returns. */
-/** Outcomes by input index (stages pass new values along, so the index is the item's identity). */
-async function runCall(ctx: EngineContext, leaders: readonly Planned[], lookedUp = false): Promise<Map<number, Outcome>> {
+/**
+ * How a call runs. `lookedUp`: a walk's lookup already read these keys (none was answered).
+ * `defer`: hold back creates whose parent is not known yet (defer.ts), handing their indexes to it.
+ */
+export interface CallOptions {
+  lookedUp?: boolean;
+  defer?: (indexes: readonly number[]) => void;
+}
+
+/**
+ * Claim, window, unchanged, (defer,) write and follow the call's leaders; every claim is settled
+ * before it returns. Outcomes by input index (stages pass new values along, so the index is the
+ * item's identity); a deferred item's outcome is its held-back failure.
+ */
+async function runCall(ctx: EngineContext, leaders: readonly Planned[], options: CallOptions = {}): Promise<Map<number, Outcome>> {
   if (leaders.length === 0) return new Map();
   const keeper = leaseKeeper({ ledger: ctx.ledger, leaseMs: ctx.leaseMs, clock: ctx.clock });
   try {
     const writesCreates = leaders.some((i) => i.op === 'create');
     const call: Call = { keeper, verifyAll: writesCreates && (await ctx.verifiesEveryCreate()) };
-    const claimed = await claimStage(ctx, call, leaders, lookedUp);
+    const claimed = await claimStage(ctx, call, leaders, options.lookedUp);
     const windowed = await windowStage(ctx, call, claimed.held);
     const same = unchangedStage(windowed.pass);
+    const held = options.defer ? deferStage(ctx, same.pass) : { pass: same.pass, deferred: [] };
     await completeEntries(ctx, call, [...windowed.suppressed, ...same.unchanged]);
-    const written = await writeStage(ctx, call, same.pass);
-    const decided = new Map<number, Outcome>([...claimed.answered, ...windowed.suppressed, ...windowed.yielded, ...same.unchanged, ...written].map((d: Decided) => [d.item.index, d.outcome]));
+    await failEntries(ctx, call, held.deferred, false);
+    options.defer?.(held.deferred.map((d) => d.item.index));
+    const written = await writeStage(ctx, call, held.pass);
+    const decided = new Map<number, Outcome>([...claimed.answered, ...windowed.suppressed, ...windowed.yielded, ...same.unchanged, ...held.deferred, ...written].map((d: Decided) => [d.item.index, d.outcome]));
     for (const d of await followStage(ctx, call, windowed.followers, (leader) => decided.get(leader.index)!)) decided.set(d.item.index, d.outcome);
     return decided;
   } finally {
@@ -217,7 +233,7 @@ export function createSync(options: SyncOptions): Sync {
     return settled;
   };
   const applyEach = (actions: Iterable<unknown> | AsyncIterable<unknown>, each: ApplyEachOptions = {}) =>
-    applyEachSteps(ctx, (leaders) => runCall(ctx, leaders, true), actions, each, step);
+    applyEachSteps(ctx, (leaders, defer) => runCall(ctx, leaders, { lookedUp: true, defer }), actions, each, step);
   const { once, handle } = guardedSteps({ ledger, applyMany, leaseMs: ctx.leaseMs, retentionMs: ctx.retentionMs, clock: ctx.clock, sleep: options.sleep ?? realSleep, lingerMs: options.onceLingerMs });
   const sha = (value: unknown) => digest('sha256', JSON.stringify(value), 'base64url').slice(0, 32);
 

@@ -1,5 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { createSync, type Outcome, type Settled } from '../../../src/engine/index.js';
+import type { Action } from '../../../schemas/action.js';
+import { encodeActionFailure } from '../../../src/engine/payloads.js';
+import { CrmError } from '../../../src/errors.js';
 import { memoryLedger } from '../../../src/ledger/memory.js';
 import type { LedgerBackend } from '../../../src/ledger/types.js';
 import { memoryCrm, type MemoryCrmOptions } from '../../helpers/memory-crm.js';
@@ -113,6 +116,50 @@ describe('applyEach', () => {
     expect(crm.calls.create).toBe(3);
     expect(new Set(crm.activities('note').map((a) => a.key)).size).toBe(40);
     expect(crm.activities('note')).toHaveLength(40);
+  });
+
+  it('does not hold back a create it took over from a dead holder, whose parent it does not know: it is looked up, not sent again', async () => {
+    const clock = { t: T0 };
+    const { sync, crm, ledger } = setup({ clock });
+    // The contact was written by another system: nothing in this ledger knows it.
+    await createSync({ adapter: crm.adapter, ledger: memoryLedger(), now: () => clock.t }).apply(contact(1));
+    const p = sync.prepare(note(1)) as { key: string; fingerprint: string };
+    await ledger.claim([{ key: p.key, fingerprint: p.fingerprint, leaseMs: 1_000, owner: 'elsewhere 1 1' }], clock.t);
+    // The holder created the note before it died.
+    await crm.adapter.createActivities('note', [{ key: p.key, object: 'note', parent: { object: 'contact', externalId: 'zd-1' }, fields: { body: 'note 1' } }]);
+    clock.t += 2_000;
+    crm.calls.create = 0;
+    const { outcomes } = await collect(sync.applyEach([note(1)], { batchSize: 10 }));
+    expect(outcomes.map((o) => o.status)).toEqual(['created']);
+    expect(crm.calls.find).toBe(1);
+    expect(crm.calls.create).toBe(0);
+    expect(crm.activities('note')).toHaveLength(1);
+  });
+
+  it('settles a create it kept apart as held and then held back (its holder gave it up meanwhile): every input once', async () => {
+    const inner = memoryLedger();
+    const clock = { t: T0 };
+    let holder: { key: string; token: number } | undefined;
+    // Between the walk's lookup (it sees the holder's claim) and its claim, the holder fails it as surely unwritten.
+    const ledger: LedgerBackend = {
+      ...inner,
+      claim: async (requests, now) => {
+        if (holder) {
+          const error = encodeActionFailure({ error: new CrmError('not sent', { vendor: 'memory', kind: 'transient' }).toJSON(), retry: { action: note(1) as Action, at: T0, attempts: 1, possiblyWritten: false } });
+          await inner.fail([{ ...holder, error }], now);
+          holder = undefined;
+        }
+        return inner.claim(requests, now);
+      },
+    };
+    const { sync } = setup({ ledger, clock });
+    const p = sync.prepare(note(1)) as { key: string; fingerprint: string };
+    const [claim] = await inner.claim([{ key: p.key, fingerprint: p.fingerprint, leaseMs: 60_000, owner: 'elsewhere 1 1' }], clock.t);
+    holder = { key: p.key, token: claim!.token! };
+    const inputs = [note(1), contact(2), contact(3)];
+    const { outcomes } = await collect(sync.applyEach(inputs, { batchSize: 3 }));
+    expect(outcomes).toHaveLength(3);
+    expect(outcomes.map((o) => o?.status)).toEqual(['failed', 'created', 'created']);
   });
 
   it('claims nothing it has not sent when the caller stops early', async () => {

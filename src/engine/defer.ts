@@ -1,0 +1,60 @@
+/**
+ * Stage 5b, defer (walks only: `applyEach`). Activities routinely arrive before their parent: a
+ * webhook for the note before the one for its contact, a list whose contacts come later, workers
+ * that share a list and write each other's parents. A create whose parent nothing has shown this
+ * Sync yet (no CRM id in the parent's mark, none in this Sync's memo, no upsert of it in this
+ * call) would cost a parent read that, in those cases, mostly finds nothing, and then fail as
+ * parent-missing. The walk holds such a create back instead: its claim is failed as surely
+ * unwritten (retryable under the same key with no lookup first, and `retry-failed` finds it if
+ * the process dies before the walk sends it again), and the walk sends it again once its parent is
+ * known to this Sync (then with no read at all) or at its end, when its claim reads the parent's
+ * mark again (another worker may have written the parent meanwhile). What is still unknown then
+ * is read from the CRM together, in full batches.
+ *
+ * Not held back: keyless creates (their dedupe-window slot is part of the call), claims taken
+ * over from another holder (their create may have reached the CRM: they go on to their lookup),
+ * and anything when the Sync does not retry failed entries (the walk's second claim would not take
+ * them).
+ */
+import { parentMemoKey } from '../adapter.js';
+import { CrmError, CrmErrorKind } from '../errors.js';
+import type { Decided, EngineContext, Held, Planned } from './types.js';
+
+/** The vendor code of a create held back until its parent is known. */
+export const PARENT_DEFERRED = 'PARENT_DEFERRED';
+
+/** The memo key of an item's parent (creates with a target only). */
+export const parentOf = (item: Planned): string | undefined =>
+  item.op === 'create' && item.action.target ? parentMemoKey(item.action.target.object, item.action.target.externalId) : undefined;
+
+/** The parents among these that this Sync knows the CRM id of right now. */
+export const knownParents = (ctx: EngineContext, keys: Iterable<string>): ReadonlySet<string> => new Set(ctx.parents.seed(keys).memo.keys());
+
+export function deferStage(ctx: EngineContext, items: readonly Held[]): { pass: Held[]; deferred: Decided[] } {
+  if (!ctx.retryFailed) return { pass: [...items], deferred: [] };
+  const upserted = new Set<string>();
+  const parents = new Set<string>();
+  for (const item of items) {
+    if (item.op === 'upsert' && item.action.externalId !== undefined) upserted.add(parentMemoKey(item.object, item.action.externalId));
+    const parent = parentOf(item);
+    if (parent !== undefined) parents.add(parent);
+  }
+  if (parents.size === 0) return { pass: [...items], deferred: [] };
+  const known = knownParents(ctx, parents);
+  const pass: Held[] = [];
+  const deferred: Decided[] = [];
+  for (const item of items) {
+    const parent = parentOf(item);
+    const unknown = parent !== undefined && !item.keyless && !item.recovered && item.ledgerParentId === undefined && !known.has(parent) && !upserted.has(parent);
+    if (!unknown) {
+      pass.push(item);
+      continue;
+    }
+    const target = item.action.target!;
+    const error = new CrmError(`parent ${target.object} ${JSON.stringify(target.externalId)} is not known yet: the create was held back until it is, and not sent`, {
+      vendor: ctx.adapter.name, kind: CrmErrorKind.transient, vendorCode: PARENT_DEFERRED,
+    });
+    deferred.push({ item, outcome: { key: item.key, status: 'failed', error: error.toJSON(), attempts: 0 } });
+  }
+  return { pass, deferred };
+}
