@@ -75,6 +75,25 @@ describe('crm-upsert sync', () => {
     expect(ledgerRows(dir)).toHaveLength(2);
   });
 
+  it('writes notes that come before their contacts in the file in one run: exit 0, no contact read', async () => {
+    const file = join(dir, 'notes-first.jsonl');
+    const note = (i: number) => JSON.stringify({ source: 'test', eventId: `late-n-${i}`, op: 'create', object: 'note', target: { object: 'contact', externalId: `late-${i}` }, fields: { hs_note_body: `Late note ${i}`, hs_timestamp: '2026-11-28T10:00:00Z' } });
+    const lines = [...Array.from({ length: 30 }, (_, i) => note(i)), ...Array.from({ length: 30 }, (_, i) => contactLine(i, { externalId: `late-${i}`, eventId: `late-c-${i}` }))];
+    writeFileSync(file, `${lines.join('\n')}\n`);
+    fake.core.resetLog();
+    const report = join(dir, 'report.json');
+
+    const result = await runCli(['sync', file, '--config', config, '--report', report, '--batch-size', '10'], { env });
+
+    expect(result.code).toBe(0);
+    expect(readReport(report).counts).toEqual({ created: 60 });
+    expect(fake.count('contacts/batch/read')).toBe(0);
+    const bodies = fake.records('notes').map((n) => n.properties.hs_note_body ?? '').filter((b) => b.startsWith('Late note '));
+    expect(bodies).toHaveLength(30);
+    expect(new Set(bodies).size).toBe(30);
+    expect(ledgerRows(dir).filter((r) => r.status === 'completed')).toHaveLength(60);
+  });
+
   it('sends what a run left between completed lines in full batches when run again over the same file', async () => {
     const line = (i: number) => contactLine(i, { externalId: `again-${i}`, eventId: `again-evt-${i}` });
     const left = (i: number) => i % 10 === 3;
