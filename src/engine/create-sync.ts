@@ -104,8 +104,10 @@ export interface Sync {
    * walked before (a restarted worker, a sync run again after a crash): what is left between the
    * completed actions (failed, held by a dead process) goes out in full batches, with one key
    * lookup each, not a few per chunk. Yields each step's outcomes with their input index (not in
-   * input order; every input once), the outcomes `applyMany` gives. Stopping the iteration early
-   * leaves the actions read but not yet sent unclaimed.
+   * input order; every input once), the outcomes `applyMany` gives. Creates whose parent this
+   * Sync does not know yet are held back until it does, or until the end (`deferUnknownParents`).
+   * Stopping the iteration early leaves the actions read but not yet sent unclaimed, and those
+   * held back failed as surely unwritten (retried under their keys).
    */
   applyEach(actions: Iterable<unknown> | AsyncIterable<unknown>, options?: ApplyEachOptions): AsyncIterable<Settled>;
   handle(event: HandleEvent, fn: Handler): Promise<HandleResult>;
