@@ -135,19 +135,19 @@ export async function* applyEachSteps(
   // Creates held back until their parent is known: sent once `batchSize` of them are (no parent
   // read), the oldest when too many wait, the rest last (what `held` holds back too).
   const later: Planned[] | undefined = options.deferUnknownParents === false ? undefined : [];
-  let sent = false;
-  const send = (items: Planned[], defer = true) => ((sent = true), step(() => runWork(run, items, defer ? later : undefined)));
+  let calls = 0;
+  const send = (items: Planned[], defer = true) => ((calls += 1), step(() => runWork(run, items, defer ? later : undefined)));
   for await (const input of inputs) {
     read.push(input);
     next += 1;
     if (read.length < batchSize) continue;
-    sent = false;
+    const before = calls;
     yield await look();
     if (work.length >= batchSize) yield await send(work.splice(0));
     if (held.length >= batchSize) yield await send(held.splice(0));
     if (!later) continue;
     // Only a call can have taught this Sync a parent.
-    const ready = sent && later.length >= batchSize ? takeReady(ctx, later, batchSize) : [];
+    const ready = calls > before && later.length >= batchSize ? takeReady(ctx, later, batchSize) : [];
     if (ready.length > 0) yield await send(ready);
     while (later.length > maxDeferred) yield await send(later.splice(0, batchSize), false);
   }

@@ -10,6 +10,7 @@ import { parentMemoKey } from '../adapter.js';
 import { planBatches, type Batch } from '../batcher.js';
 import type { CrmError } from '../errors.js';
 import type { OutcomeStatus } from '../outcome.js';
+import { parentOf } from './defer.js';
 import { isLost, type GroupResult, type Suspicion } from './round.js';
 import { sendGroups, type BatchParents } from './send.js';
 import { completeEntries, failEntries, releaseEntries } from './settle.js';
@@ -19,10 +20,7 @@ import { WRITTEN, type Call, type Decided, type EngineContext, type Held } from 
 const PARENT_NOT_FOUND = 'PARENT_NOT_FOUND';
 
 /** The memo key of a create group's parent. */
-const parentKeyOf = (group: Held[]): string | undefined => {
-  const parent = group[0]!.action.target;
-  return parent ? parentMemoKey(parent.object, parent.externalId) : undefined;
-};
+const parentKeyOf = (group: Held[]): string | undefined => parentOf(group[0]!);
 
 /**
  * Parents upserted earlier in this call need no read: their ids were just confirmed by the CRM;
