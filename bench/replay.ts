@@ -192,20 +192,29 @@ export async function replayBackend(backend: Backend, o: ReplayOptions): Promise
 }
 
 /**
- * The first run's ledger cost on SQLite next to its floor: the time spent in ledger calls while N
- * new actions are written (claims, completions and marks), and a bare better-sqlite3 INSERT of the
+ * The first run's ledger cost on SQLite next to two floors: the time spent in ledger calls while N
+ * new actions are written (claims, completions and marks), a bare better-sqlite3 INSERT of the
  * same entry rows in the same order into the same schema, one transaction per adapter batch (100
- * rows). Passes interleaved, each on fresh files; medians reported.
+ * rows), and that with the same mark rows too (a batch's 100 entries, then 100 marks in the order
+ * the completions wrote them). Passes interleaved, each on fresh files; medians reported.
  */
 export async function firstRunCost(o: { n: number; passes?: number }): Promise<Record<string, unknown>> {
   const ours: number[] = [];
   const bare: number[] = [];
+  const bareWithMarks: number[] = [];
   let inserted = 0;
   let byMethod: Record<string, number> = {};
   for (let p = 0; p < (o.passes ?? 3); p++) {
     const dir = tempDir('first-run');
     try {
-      const counted = countingLedger(sqliteLedger({ path: `${dir.path}/ledger.db` }), { timeUntilReturn: true });
+      const ledger = sqliteLedger({ path: `${dir.path}/ledger.db` });
+      // The marks in the order the completions wrote them, for the second floor.
+      const marks: { id: string; value: string }[] = [];
+      const complete: typeof ledger.complete = (reqs, now) => {
+        for (const r of reqs) if (r.mark) marks.push(r.mark);
+        return ledger.complete(reqs, now);
+      };
+      const counted = countingLedger({ ...ledger, complete }, { timeUntilReturn: true });
       const sync = createSync({ adapter: acceptingAdapter(), ledger: counted.ledger });
       const order: string[] = [];
       for (let i = 0; i < o.n; i += CHUNK) {
@@ -219,28 +228,51 @@ export async function firstRunCost(o: { n: number; passes?: number }): Promise<R
       const byKey = new Map((await counted.ledger.list()).map((e) => [e.key, entryToRow(e)]));
       const rows = order.map((k) => byKey.get(k)!);
       await counted.ledger.close();
-      // The same schema, made by the ledger itself, then filled with plain INSERTs.
-      await sqliteLedger({ path: `${dir.path}/bare.db` }).close();
-      const db = new Database(`${dir.path}/bare.db`);
-      db.pragma('journal_mode = WAL');
-      db.pragma('synchronous = NORMAL');
-      const insert = db.prepare(`INSERT INTO entries (${ENTRY_COLUMNS.join(', ')}) VALUES (${ENTRY_COLUMNS.map((c) => `$${c}`).join(', ')})`);
-      const tx = db.transaction((batch: EntryRow[]) => { for (const row of batch) insert.run(row); });
-      const b = performance.now();
-      for (let i = 0; i < rows.length; i += MAX_BATCH) tx.immediate(rows.slice(i, i + MAX_BATCH));
-      bare.push(performance.now() - b);
-      inserted = (db.prepare(`SELECT count(*) AS n FROM entries WHERE status = 'completed'`).get() as { n: number }).n;
-      db.close();
+      if (marks.length !== rows.length) throw new Error(`first run: ${marks.length} marks for ${rows.length} entries`);
+      bare.push(await bareInsert(`${dir.path}/bare.db`, rows, []));
+      bareWithMarks.push(await bareInsert(`${dir.path}/bare-marks.db`, rows, marks));
+      inserted = rows.filter((r) => r.status === 'completed').length;
     } finally {
       dir.remove();
     }
   }
   const oursMs = median(ours);
   const bareMs = median(bare);
+  const bareWithMarksMs = median(bareWithMarks);
+  const s = (xs: number[]) => xs.map((x) => round(x / 1000, 3));
   return {
     backend: 'sqlite', n: o.n, rowsInserted: inserted, ledgerSeconds: round(oursMs / 1000, 3), bareInsertSeconds: round(bareMs / 1000, 3),
-    ratioToBareInsert: round(oursMs / bareMs, 2), ledgerSecondsByMethod: byMethod, passes: { ours: ours.map((x) => round(x / 1000, 3)), bare: bare.map((x) => round(x / 1000, 3)) },
+    bareInsertWithMarksSeconds: round(bareWithMarksMs / 1000, 3),
+    ratioToBareInsert: round(oursMs / bareMs, 2), ratioToBareInsertWithMarks: round(oursMs / bareWithMarksMs, 2),
+    ledgerSecondsByMethod: byMethod, passes: { ours: s(ours), bare: s(bare), bareWithMarks: s(bareWithMarks) },
   };
+}
+
+/**
+ * A bare INSERT of `rows` (and of `marks`, when given: batch i's marks after its entries) into a
+ * fresh file with the schema the ledger makes, one transaction per adapter batch; milliseconds.
+ */
+async function bareInsert(path: string, rows: EntryRow[], marks: { id: string; value: string }[]): Promise<number> {
+  await sqliteLedger({ path }).close();
+  const db = new Database(path);
+  try {
+    db.pragma('journal_mode = WAL');
+    db.pragma('synchronous = NORMAL');
+    const insert = db.prepare(`INSERT INTO entries (${ENTRY_COLUMNS.join(', ')}) VALUES (${ENTRY_COLUMNS.map((c) => `$${c}`).join(', ')})`);
+    const insertMark = db.prepare('INSERT INTO marks (id, value) VALUES ($id, $value)');
+    const tx = db.transaction((i: number) => {
+      for (const row of rows.slice(i, i + MAX_BATCH)) insert.run(row);
+      for (const mark of marks.slice(i, i + MAX_BATCH)) insertMark.run(mark);
+    });
+    const b = performance.now();
+    for (let i = 0; i < rows.length; i += MAX_BATCH) tx.immediate(i);
+    const ms = performance.now() - b;
+    const count = (table: string) => (db.prepare(`SELECT count(*) AS n FROM ${table}`).get() as { n: number }).n;
+    if (count('entries') !== rows.length || count('marks') !== marks.length) throw new Error(`bare insert into ${path}: rows missing`);
+    return ms;
+  } finally {
+    db.close();
+  }
 }
 
 export async function runReplayBench(o: ReplayOptions & { only?: string[]; postgresUrl?: string; redisUrl?: string; firstRunPasses?: number }): Promise<Record<string, unknown>> {

@@ -27,8 +27,34 @@ export interface SqliteLedgerOptions {
   createSchema?: boolean;
 }
 
-/** 2: entries.owner and the token floor in `meta`. */
-const SCHEMA_VERSION = 2;
+/**
+ * 2: entries.owner and the token floor in `meta`. 3: `entries` and `marks` are rowid tables with
+ * a unique key, so rows sit in insertion order and a batch's claims and completions share pages.
+ */
+const SCHEMA_VERSION = 3;
+
+/**
+ * Rowid tables (no `WITHOUT ROWID`): keys are hashes, and a table clustered on them puts every
+ * new ~300-byte row, and again its completion, on a random page of a large B-tree. In insertion
+ * order they append, and only the unique index (key and rowid) takes the random insert. The rowid
+ * is implicit, so `SELECT *` reads the same columns as before; nothing relies on its value.
+ */
+const ENTRIES_TABLE = `CREATE TABLE entries (
+  key TEXT NOT NULL UNIQUE,
+  fingerprint TEXT NOT NULL,
+  status TEXT NOT NULL CHECK (status IN ('in_progress', 'completed', 'failed')),
+  token INTEGER NOT NULL,
+  lease_until INTEGER,
+  attempts INTEGER NOT NULL,
+  result TEXT,
+  error TEXT,
+  created_at INTEGER NOT NULL,
+  updated_at INTEGER NOT NULL,
+  expires_at INTEGER,
+  owner TEXT
+)`;
+const ENTRIES_INDEX = 'CREATE INDEX entries_expires_at ON entries (expires_at) WHERE expires_at IS NOT NULL';
+const MARKS_TABLE = 'CREATE TABLE marks (id TEXT NOT NULL UNIQUE, value TEXT NOT NULL)';
 
 /** Absent in a ledger of schema version 1 opened read-only. */
 type StoredRow = Omit<EntryRow, 'owner'> & { owner?: string | null };
@@ -53,23 +79,10 @@ function migrate(db: Database.Database): void {
     if (v !== null && v > SCHEMA_VERSION) {
       throw new LedgerError(`sqlite ledger schema version ${v} is newer than this library (${SCHEMA_VERSION})`);
     }
+    const tables = new Set((db.prepare(`SELECT name FROM sqlite_master WHERE type = 'table'`).all() as { name: string }[]).map((t) => t.name));
+    if (!tables.has('entries')) db.exec(`${ENTRIES_TABLE}; ${ENTRIES_INDEX}`);
+    if (!tables.has('marks')) db.exec(MARKS_TABLE);
     db.exec(`
-      CREATE TABLE IF NOT EXISTS entries (
-        key TEXT PRIMARY KEY,
-        fingerprint TEXT NOT NULL,
-        status TEXT NOT NULL CHECK (status IN ('in_progress', 'completed', 'failed')),
-        token INTEGER NOT NULL,
-        lease_until INTEGER,
-        attempts INTEGER NOT NULL,
-        result TEXT,
-        error TEXT,
-        created_at INTEGER NOT NULL,
-        updated_at INTEGER NOT NULL,
-        expires_at INTEGER,
-        owner TEXT
-      ) WITHOUT ROWID;
-      CREATE INDEX IF NOT EXISTS entries_expires_at ON entries (expires_at) WHERE expires_at IS NOT NULL;
-      CREATE TABLE IF NOT EXISTS marks (id TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
       CREATE TABLE IF NOT EXISTS windows (
         id TEXT PRIMARY KEY,
         owner TEXT NOT NULL,
@@ -78,14 +91,31 @@ function migrate(db: Database.Database): void {
       ) WITHOUT ROWID;
       CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, value INTEGER NOT NULL) WITHOUT ROWID;
     `);
-    // Version 1 ledgers: the write lock held by this transaction makes the check-then-alter safe.
+    // Older ledgers: the write lock held by this transaction makes every check-then-alter safe.
     const columns = db.prepare('SELECT name FROM pragma_table_info(?)').all('entries') as { name: string }[];
     if (!columns.some((c) => c.name === 'owner')) db.exec('ALTER TABLE entries ADD COLUMN owner TEXT');
+    if (v !== null && v < 3) {
+      rebuild(db, 'entries', ENTRIES_TABLE, ENTRY_COLUMNS, ENTRIES_INDEX);
+      rebuild(db, 'marks', MARKS_TABLE, ['id', 'value']);
+    }
     // Tokens of entries pruned before the floor existed are unknown; the highest live one is a safe start.
     db.exec(`INSERT OR IGNORE INTO meta (name, value) SELECT 'token_floor', coalesce(max(token), 0) FROM entries`);
     if (v === null) db.prepare('INSERT INTO schema_version (version) VALUES (?)').run(SCHEMA_VERSION);
     else if (v < SCHEMA_VERSION) db.prepare('UPDATE schema_version SET version = ?').run(SCHEMA_VERSION);
   }).immediate();
+}
+
+/** Moves a table's rows into its current definition (inside the caller's transaction); the old table and its indexes go. */
+function rebuild(db: Database.Database, table: string, create: string, columns: readonly string[], indexes = ''): void {
+  const list = columns.join(', ');
+  // In the old table's key order: the new unique index is then built by appends.
+  db.exec(`
+    ALTER TABLE ${table} RENAME TO ${table}_old;
+    ${create};
+    INSERT INTO ${table} (${list}) SELECT ${list} FROM ${table}_old;
+    DROP TABLE ${table}_old;
+    ${indexes};
+  `);
 }
 
 function openDatabase(path: string, busyTimeoutMs: number, createSchema: boolean): Database.Database | undefined {
