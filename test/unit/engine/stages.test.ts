@@ -3,8 +3,10 @@
  * takes, what it returns, and what it leaves in the ledger.
  */
 import { describe, expect, it } from 'vitest';
+import { parentMemoKey } from '../../../src/adapter.js';
 import { claimStage } from '../../../src/engine/claim.js';
 import { engineContext } from '../../../src/engine/create-sync.js';
+import { deferStage } from '../../../src/engine/defer.js';
 import { followStage } from '../../../src/engine/follow.js';
 import { leaseKeeper } from '../../../src/engine/lease-keeper.js';
 import { decodeActionFailure } from '../../../src/engine/payloads.js';
@@ -168,6 +170,30 @@ describe('unchanged', () => {
     expect(r.unchanged.map((d) => d.outcome)).toEqual([{ key: same!.key, status: 'unchanged', recordId: '9', attempts: 0 }]);
     expect(r.pass.map((i) => i.index)).toEqual([1]);
     expect(unchangedStage([{ ...same!, mark: UNKNOWN_MARK }]).unchanged).toEqual([]);
+  });
+});
+
+describe('defer', () => {
+  it('holds back keyed creates whose parent nothing has shown this Sync, and passes the rest', async () => {
+    const s = setup();
+    // c-1 is upserted in this call, c-2 this Sync wrote a moment ago, c-3 and c-9 are unknown.
+    s.ctx.parents.known(parentMemoKey('contact', 'c-2'), 'id-2');
+    const keyless = { ...keylessNote('2026-11-29T10:00:00Z'), target: { object: 'contact', externalId: 'c-9' } };
+    const items = await held(s, [upsert(1), note(1), note(2), note(3), keyless, note(4, { target: { object: 'contact', externalId: 'c-3' }, eventId: 'n4' })]);
+    const { pass, deferred } = deferStage(s.ctx, items);
+    expect(pass.map((i) => i.action.eventId ?? 'keyless')).toEqual(['e1', 'n1', 'n2', 'keyless']);
+    expect(deferred.map((d) => d.item.action.eventId)).toEqual(['n3', 'n4']);
+    expect(deferred.every((d) => d.outcome.status === 'failed' && d.outcome.error?.retryable === true)).toBe(true);
+    expect(deferred[0]!.outcome.error?.message).toContain('parent contact "c-3" is not known yet');
+  });
+
+  it('passes a create taken over from another holder, and everything when failed entries are not retried', async () => {
+    const s = setup();
+    const [taken] = await held(s, [note(3)]);
+    expect(deferStage(s.ctx, [{ ...taken!, recovered: true }]).deferred).toEqual([]);
+    expect(deferStage(s.ctx, [taken!]).deferred).toHaveLength(1);
+    const strict = engineContext({ adapter: s.crm.adapter, ledger: s.ledger, retryFailed: false, now: () => s.clock.t });
+    expect(deferStage(strict, [taken!]).pass).toEqual([taken]);
   });
 });
 
