@@ -42,6 +42,8 @@ export interface SerializedError {
   retryable?: boolean;
   status?: number;
   path?: string;
+  /** The vendor's (or the engine's) code for a CRM error, such as `PARENT_NOT_FOUND`. */
+  vendorCode?: string;
 }
 
 export class ConfigError extends CrmSyncError {
@@ -136,7 +138,7 @@ export class CrmError extends CrmSyncError {
   }
 
   override toJSON(): SerializedError {
-    return { ...super.toJSON(), retryable: this.retryable, status: this.status };
+    return { ...super.toJSON(), retryable: this.retryable, status: this.status, ...(this.vendorCode ? { vendorCode: this.vendorCode } : {}) };
   }
 }
 

@@ -11,6 +11,12 @@ describe('errors', () => {
     expect(err.cause).not.toHaveProperty('headers');
     expect((err.cause as Error).stack).toMatch(/^TypeError: boom\n\s+at /);
     expect(err.toJSON()).toEqual({ name: 'CrmError', code: 'CRM', message: err.message, retryable: false, status: 400 });
+    expect(err.toJSON()).not.toHaveProperty('vendorCode');
+  });
+
+  it('keeps the vendor code in the serialized error, where a queue job reads why an activity failed', () => {
+    const err = new CrmError('parent contact with ext=1 does not exist in HubSpot', { vendor: 'hubspot', kind: 'permanent', vendorCode: 'PARENT_NOT_FOUND' });
+    expect(err.toJSON()).toEqual({ name: 'CrmError', code: 'CRM', message: err.message, retryable: false, status: undefined, vendorCode: 'PARENT_NOT_FOUND' });
   });
 
   it('names each invalid field in a validation error', () => {
