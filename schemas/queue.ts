@@ -39,6 +39,13 @@ export const queueConfigSchema = z.strictObject({
   /** How long a job waits before running again when another worker holds its event or lines, ms. Default 1,000. */
   inFlightDelayMs: z.number().int().positive().default(1_000),
   /**
+   * How long an event job whose only failures are activities on a parent record that does not exist
+   * yet (its own event has not been processed) keeps waiting for it, ms from when the job was added:
+   * it runs again later, no attempt spent, each wait half the time waited so far (at least
+   * `inFlightDelayMs`, at most 30 s). After that it fails like any other job. 0: no wait. Default 600,000.
+   */
+  parentWaitMs: z.number().int().min(0).default(600_000),
+  /**
    * When a worker takes the CRM to be down: after `afterJobs` event jobs in a row failed only
    * because the CRM did not answer (5xx, timeouts, resets, 429s). Then such jobs go back to wait
    * without spending an attempt and the queue pauses, `firstPauseMs` doubling to `maxPauseMs`,

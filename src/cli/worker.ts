@@ -82,7 +82,7 @@ export async function workerCommand(flags: WorkerFlags): Promise<number> {
   const started = Date.now();
   const qw = startWorker({
     sync, queue: target, handlers, concurrency, lingerMs: settings.lingerMs, maxBatchActions: settings.maxBatchActions, leaseMs,
-    inFlightDelayMs: settings.inFlightDelayMs, lockDurationMs: settings.lockDurationMs, stalledIntervalMs: settings.stalledIntervalMs,
+    inFlightDelayMs: settings.inFlightDelayMs, parentWaitMs: settings.parentWaitMs, lockDurationMs: settings.lockDurationMs, stalledIntervalMs: settings.stalledIntervalMs,
     rateLimits: watch, name: `crm-upsert-${process.pid}`, holdWhen: () => guard.tripped() !== undefined,
     outage: settings.outage,
     onOutagePause: (p) => process.stderr.write(`crm-upsert: the CRM did not answer ${p.unansweredJobs} jobs in a row (${p.reason}): pausing the queue ${Math.round(p.pauseMs / 100) / 10} s; the jobs go back to wait, no attempt spent\n`),

@@ -8,6 +8,9 @@
  *   failed                the job throws: BullMQ retries it with backoff, then keeps it failed
  *   failed by 429s only   the queue is rate-limited and the job goes back to wait (no attempt spent);
  *                         an activity whose parent record got the 429 counts as one of them
+ *   failed, parent absent every failure is an activity whose parent record does not exist yet (the
+ *                         event that writes it has not run: webhooks arrive in any order): the job
+ *                         is delayed, no attempt spent, for up to `parentWaitMs` after it was added
  *   failed, CRM silent    every failure is the CRM not answering (5xx, timeout, reset, 429):
  *                         `CrmUnanswered` is thrown, and the worker's outage rule (outage.ts)
  *                         decides whether the job spends an attempt
@@ -40,6 +43,8 @@ export interface EventRunContext {
   leaseMs: number;
   retentionMs: number | null;
   inFlightDelayMs: number;
+  /** How long a job waits, no attempt spent, for parent records that do not exist yet, ms from when it was added. */
+  parentWaitMs: number;
   sleep(ms: number): Promise<void>;
   /** Pause the queue's job fetching for `ms` (BullMQ's rate limit). */
   rateLimit(ms: number): Promise<void>;
@@ -75,6 +80,27 @@ function onlyFailedBy(result: HandleResult, actions: readonly HandlerAction[], c
   });
   const bad = result.outcomes.map((o, i) => ({ o, a: actions[i] })).filter(({ o }) => !SETTLED.has(o.status));
   return bad.some(({ o }) => cause(o)) && bad.every(({ o, a }) => cause(o) || (o.status === 'failed' && a?.target !== undefined && caused.has(refKey(a.target.object, a.target.externalId))));
+}
+
+/** The codes of an activity refused because its parent record is not there (or not known) yet. */
+const PARENT_ABSENT = new Set(['PARENT_NOT_FOUND', 'PARENT_DEFERRED']);
+
+/**
+ * Every failure is an activity whose parent record does not exist yet, and no record of this event
+ * failed: what it needs is another event (webhooks arrive in any order), not another attempt.
+ */
+function onlyParentsAbsent(result: HandleResult, actions: readonly HandlerAction[]): boolean {
+  return onlyFailedBy(result, actions, (o) => o.status === 'failed' && PARENT_ABSENT.has(o.error?.vendorCode ?? ''));
+}
+
+const MAX_PARENT_DELAY_MS = 30_000;
+export const DEFAULT_PARENT_WAIT_MS = 600_000;
+
+/** Half the time the job has waited so far, within [inFlightDelayMs, 30 s]; undefined once `parentWaitMs` is spent. */
+export function parentDelay(addedAt: number, now: number, o: { inFlightDelayMs: number; parentWaitMs: number }): number | undefined {
+  const waited = Math.max(0, now - addedAt);
+  if (waited >= o.parentWaitMs) return undefined;
+  return Math.min(MAX_PARENT_DELAY_MS, Math.max(o.inFlightDelayMs, Math.round(waited / 2)));
 }
 
 /** A run whose every failure was the CRM not answering; `message` is the failed reason BullMQ keeps. */
@@ -127,6 +153,11 @@ export async function runEventJob(ctx: EventRunContext, job: Job, token: string 
     throw new DelayedError();
   }
   if (result.status === 'failed') {
+    const wait = onlyParentsAbsent(result, actions) ? parentDelay(job.timestamp, Date.now(), ctx) : undefined;
+    if (wait !== undefined) {
+      await job.moveToDelayed(Date.now() + wait, token);
+      throw new DelayedError();
+    }
     if (onlyRateLimited(result, actions)) {
       await ctx.rateLimit(ctx.rateLimitWaitMs);
       throw new RateLimitError();

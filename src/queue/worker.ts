@@ -14,7 +14,7 @@ import { CHUNK_JOB, EVENT_JOB } from './jobs.js';
 import { outageRule, type OutageOptions, type OutagePause } from './outage.js';
 import { DEFAULT_RATE_LIMIT_WAIT_MS, type RateLimitSource } from './rate-limits.js';
 import { runChunkJob } from './run-chunk.js';
-import { CrmUnanswered, runEventJob, type EventHandler } from './run-event.js';
+import { CrmUnanswered, DEFAULT_PARENT_WAIT_MS, runEventJob, type EventHandler } from './run-event.js';
 import { bullOptions, type QueueTarget } from './target.js';
 
 export interface StartWorkerOptions {
@@ -35,6 +35,12 @@ export interface StartWorkerOptions {
   retentionMs?: number | null;
   /** Delay before a job runs again when another worker holds its event or lines, ms. Default 1,000. */
   inFlightDelayMs?: number;
+  /**
+   * How long an event job whose only failures are activities whose parent record does not exist
+   * yet waits for it (from when the job was added), ms: it runs again, no attempt spent, after half
+   * the time waited so far (at least `inFlightDelayMs`, at most 30 s). Default 600,000 (10 min).
+   */
+  parentWaitMs?: number;
   /** BullMQ lockDuration, ms: a dead worker's job goes to another worker after about this long. Default 30,000. */
   lockDurationMs?: number;
   /** BullMQ stalledInterval, ms. Default 30,000. */
@@ -65,7 +71,7 @@ export interface WorkerStats {
   completed: number;
   /** Attempts that threw (each retried by BullMQ, or kept in the failed set after the last). */
   failed: number;
-  /** Runs put back because another worker held their event or lines, or because `holdWhen` said so. */
+  /** Runs put back because another worker held their event or lines, because `holdWhen` said so, or to wait for a parent record. */
   delayed: number;
   /** Runs put back because of the CRM's rate limit. */
   rateLimited: number;
@@ -94,7 +100,7 @@ function processor(o: StartWorkerOptions, queue: Queue, batch: Coalescer, active
   const inFlightDelayMs = o.inFlightDelayMs ?? 1_000;
   const eventCtx = {
     ledger: sync.ledger, clock: ledgerClock(sync.ledger, { now: Date.now }), coalescer: batch, handlers: o.handlers ?? {},
-    leaseMs: o.leaseMs ?? 5 * 60_000, retentionMs: o.retentionMs ?? null, inFlightDelayMs, sleep: realSleep,
+    leaseMs: o.leaseMs ?? 5 * 60_000, retentionMs: o.retentionMs ?? null, inFlightDelayMs, parentWaitMs: o.parentWaitMs ?? DEFAULT_PARENT_WAIT_MS, sleep: realSleep,
     rateLimit: (ms: number) => queue.rateLimit(ms), rateLimitWaitMs: o.rateLimitWaitMs ?? DEFAULT_RATE_LIMIT_WAIT_MS,
   };
   const chunkCtx = { coalescer: batch, queue, inFlightDelayMs };

@@ -37,7 +37,7 @@ describe.skipIf(redis === undefined)('startWorker', () => {
     for (const f of cleanup.splice(0).reverse()) await f();
   });
 
-  function setup(options: { concurrency?: number; lingerMs?: number } = {}): { tq: TestQueue; sync: Sync; worker: QueueWorker; calls: string } {
+  function setup(options: { concurrency?: number; lingerMs?: number; parentWaitMs?: number } = {}): { tq: TestQueue; sync: Sync; worker: QueueWorker; calls: string } {
     const tq = testQueue(redis!);
     const watch = watchRateLimits(hubspotAdapter({ accessToken: 'pat-test-queue', basePath: server.basePath, objects: HUBSPOT_OBJECTS as never, rateLimit: { points: 1_000_000, durationMs: 1_000 } }));
     const sync = createSync({
@@ -45,7 +45,7 @@ describe.skipIf(redis === undefined)('startWorker', () => {
       ledger: openLedger(tq.ledgerUrl),
       leaseMs: 60_000,
     });
-    const worker = startWorker({ sync, queue: tq.target, handlers: { tickets: handler }, concurrency: options.concurrency ?? 10, lingerMs: options.lingerMs ?? 20, leaseMs: 60_000, inFlightDelayMs: 200, rateLimits: watch });
+    const worker = startWorker({ sync, queue: tq.target, handlers: { tickets: handler }, concurrency: options.concurrency ?? 10, lingerMs: options.lingerMs ?? 20, leaseMs: 60_000, inFlightDelayMs: 200, rateLimits: watch, ...(options.parentWaitMs !== undefined ? { parentWaitMs: options.parentWaitMs } : {}) });
     cleanup.push(async () => {
       await worker.close();
       await sync.close();
@@ -110,6 +110,43 @@ describe.skipIf(redis === undefined)('startWorker', () => {
     const job = await tq.queue.getJob(eventJobId(event));
     expect(await job!.getState()).toBe('completed');
     expect(job!.returnvalue).toMatchObject({ status: 'replayed' });
+  });
+
+  it('delays a note whose contact another event writes later, spending no attempt, and completes it once that event ran', async () => {
+    const { tq, worker } = setup({ parentWaitMs: 30_000 });
+    const noteEvent = ticketEvent(4_000, { only: 'note' });
+    const contactEvent = { ...ticketEvent(4_000, { only: 'contact' }), eventId: 'evt-4000-contact' };
+    await addEvents(tq.queue, [noteEvent], { attempts: 1 });
+    await worker.ready();
+    const deadline = Date.now() + 10_000;
+    while (worker.stats().delayed < 2 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+    const job = () => tq.queue.getJob(eventJobId(noteEvent));
+    expect(await (await job())!.getState()).toBe('delayed');
+    expect(worker.stats().failed).toBe(0);
+    expect(fake.records('notes').filter((n) => n.properties.hs_note_body === 'Summary of ticket 4000')).toHaveLength(0);
+    // The contact's webhook arrives after the note's.
+    await addEvents(tq.queue, [contactEvent]);
+    await drained(tq.queue);
+    const done = (await job())!;
+    expect(await done.getState()).toBe('completed');
+    // Its one attempt (of one) is the run that completed: none went to the waits.
+    expect(done.attemptsMade).toBe(1);
+    expect(done.returnvalue).toMatchObject({ status: 'completed' });
+    expect(fake.records('notes').filter((n) => n.properties.hs_note_body === 'Summary of ticket 4000')).toHaveLength(1);
+    expect(worker.stats().failed).toBe(0);
+  });
+
+  it('stops waiting for a parent record after parentWaitMs: the job then fails with its attempts, naming the missing contact', async () => {
+    const { tq, worker } = setup({ parentWaitMs: 400 });
+    const noteEvent = ticketEvent(4_100, { only: 'note' });
+    await addEvents(tq.queue, [noteEvent], { attempts: 2, backoff: { type: 'fixed', delay: 50 } });
+    await worker.ready();
+    await drained(tq.queue);
+    const job = (await tq.queue.getJob(eventJobId(noteEvent)))!;
+    expect(await job.getState()).toBe('failed');
+    expect(job.attemptsMade).toBe(2);
+    expect(job.failedReason).toMatch(/1 of 1 actions did not complete: .*zd-4100.* does not exist in HubSpot/);
+    expect(worker.stats().delayed).toBeGreaterThan(0);
   });
 
   it('retries a throwing handler with backoff, then keeps the job in the failed set with its reason', async () => {
