@@ -186,12 +186,12 @@ async function runCall(ctx: EngineContext, leaders: readonly Planned[], options:
     const claimed = await claimStage(ctx, call, leaders, options.lookedUp);
     const windowed = await windowStage(ctx, call, claimed.held);
     const same = unchangedStage(windowed.pass);
-    const held = options.defer ? deferStage(ctx, same.pass) : { pass: same.pass, deferred: [] };
+    const deferral = options.defer ? deferStage(ctx, same.pass) : { pass: same.pass, deferred: [] };
     await completeEntries(ctx, call, [...windowed.suppressed, ...same.unchanged]);
-    await failEntries(ctx, call, held.deferred, false);
-    options.defer?.(held.deferred.map((d) => d.item.index));
-    const written = await writeStage(ctx, call, held.pass);
-    const decided = new Map<number, Outcome>([...claimed.answered, ...windowed.suppressed, ...windowed.yielded, ...same.unchanged, ...held.deferred, ...written].map((d: Decided) => [d.item.index, d.outcome]));
+    await failEntries(ctx, call, deferral.deferred, false);
+    options.defer?.(deferral.deferred.map((d) => d.item.index));
+    const written = await writeStage(ctx, call, deferral.pass);
+    const decided = new Map<number, Outcome>([...claimed.answered, ...windowed.suppressed, ...windowed.yielded, ...same.unchanged, ...deferral.deferred, ...written].map((d: Decided) => [d.item.index, d.outcome]));
     for (const d of await followStage(ctx, call, windowed.followers, (leader) => decided.get(leader.index)!)) decided.set(d.item.index, d.outcome);
     return decided;
   } finally {

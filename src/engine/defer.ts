@@ -20,12 +20,14 @@ import { parentMemoKey } from '../adapter.js';
 import { CrmError, CrmErrorKind } from '../errors.js';
 import type { Decided, EngineContext, Held, Planned } from './types.js';
 
+/** The vendor code adapters give an activity whose parent record does not exist. */
+export const PARENT_NOT_FOUND = 'PARENT_NOT_FOUND';
 /** The vendor code of a create held back until its parent is known. */
 export const PARENT_DEFERRED = 'PARENT_DEFERRED';
 
-/** The memo key of an item's parent (creates with a target only). */
+/** The memo key of an item's parent (only creates have a target). */
 export const parentOf = (item: Planned): string | undefined =>
-  item.op === 'create' && item.action.target ? parentMemoKey(item.action.target.object, item.action.target.externalId) : undefined;
+  item.action.target ? parentMemoKey(item.action.target.object, item.action.target.externalId) : undefined;
 
 /** The parents among these that this Sync knows the CRM id of right now. */
 export const knownParents = (ctx: EngineContext, keys: Iterable<string>): ReadonlySet<string> => new Set(ctx.parents.seed(keys).memo.keys());

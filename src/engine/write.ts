@@ -10,14 +10,11 @@ import { parentMemoKey } from '../adapter.js';
 import { planBatches, type Batch } from '../batcher.js';
 import type { CrmError } from '../errors.js';
 import type { OutcomeStatus } from '../outcome.js';
-import { parentOf } from './defer.js';
+import { PARENT_NOT_FOUND, parentOf } from './defer.js';
 import { isLost, type GroupResult, type Suspicion } from './round.js';
 import { sendGroups, type BatchParents } from './send.js';
 import { completeEntries, failEntries, releaseEntries } from './settle.js';
 import { WRITTEN, type Call, type Decided, type EngineContext, type Held } from './types.js';
-
-/** The vendor code adapters give an activity whose parent record does not exist. */
-const PARENT_NOT_FOUND = 'PARENT_NOT_FOUND';
 
 /** The memo key of a create group's parent. */
 const parentKeyOf = (group: Held[]): string | undefined => parentOf(group[0]!);

@@ -16,6 +16,7 @@
  *                         decides whether the job spends an attempt
  */
 import { DelayedError, RateLimitError, UnrecoverableError, type Job } from 'bullmq';
+import { PARENT_DEFERRED, PARENT_NOT_FOUND } from '../engine/defer.js';
 import { guardedSteps, type HandleContext, type HandlerAction, type HandleResult } from '../engine/guarded.js';
 import { CrmSyncError, ErrorCode, plainMessage, redact } from '../errors.js';
 import type { LedgerClock } from '../ledger/clock.js';
@@ -83,7 +84,7 @@ function onlyFailedBy(result: HandleResult, actions: readonly HandlerAction[], c
 }
 
 /** The codes of an activity refused because its parent record is not there (or not known) yet. */
-const PARENT_ABSENT = new Set(['PARENT_NOT_FOUND', 'PARENT_DEFERRED']);
+const PARENT_ABSENT = new Set([PARENT_NOT_FOUND, PARENT_DEFERRED]);
 
 /**
  * Every failure is an activity whose parent record does not exist yet, and no record of this event
