@@ -114,6 +114,8 @@ describe.skipIf(redis === undefined)('startWorker', () => {
 
   it('delays a note whose contact another event writes later, spending no attempt, and completes it once that event ran', async () => {
     const { tq, worker } = setup({ parentWaitMs: 30_000 });
+    const creates = () => fake.core.log.filter((e) => e.endpoint === 'POST /crm/v3/objects/notes/batch/create').length;
+    const createsBefore = creates();
     const noteEvent = ticketEvent(4_000, { only: 'note' });
     const contactEvent = { ...ticketEvent(4_000, { only: 'contact' }), eventId: 'evt-4000-contact' };
     await addEvents(tq.queue, [noteEvent], { attempts: 1 });
@@ -133,6 +135,8 @@ describe.skipIf(redis === undefined)('startWorker', () => {
     expect(done.attemptsMade).toBe(1);
     expect(done.returnvalue).toMatchObject({ status: 'completed' });
     expect(fake.records('notes').filter((n) => n.properties.hs_note_body === 'Summary of ticket 4000')).toHaveLength(1);
+    // Nothing was sent for the note while its contact was missing: one create, once it was there.
+    expect(creates() - createsBefore).toBe(1);
     expect(worker.stats().failed).toBe(0);
   });
 
