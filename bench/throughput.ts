@@ -32,6 +32,23 @@ export interface ThroughputOptions {
   budget?: { points: number; durationMs: number };
 }
 
+/**
+ * The wall time of this bench with no CPU at all, in seconds: the floor its share is measured
+ * against. The limit slides, so request k + perWindow may leave once request k's answer is ten
+ * seconds old: the last request lies one chain of windows after its place in the first window.
+ * That place is sent in round ceil(j / concurrency) of the first window (j its position in the
+ * last window), each round one latency long; every later window adds ten seconds and a latency
+ * (the fake counts a request after its latency, the budget frees it at the answer); the last
+ * request's own latency ends the run.
+ */
+export function chainFloorSeconds(o: { requests: number; perWindow: number; concurrency: number; latencyMs: number }): number {
+  if (o.requests <= 0) return 0;
+  const windows = Math.floor((o.requests - 1) / o.perWindow);
+  const place = ((o.requests - 1) % o.perWindow) + 1;
+  const sent = (Math.ceil(place / o.concurrency) - 1) * o.latencyMs;
+  return (sent + windows * (10_000 + o.latencyMs) + o.latencyMs) / 1000;
+}
+
 export async function runThroughputBench(o: ThroughputOptions): Promise<Record<string, unknown>> {
   const budget = o.budget ?? { points: o.limit, durationMs: 10_000 };
   const fake = fakeHubSpot({ token: TOKEN, tenSecondLimit: o.limit, faults: { latencyMs: o.latencyMs } });
@@ -59,6 +76,7 @@ export async function runThroughputBench(o: ThroughputOptions): Promise<Record<s
     const limited = fake.core.log.filter((e) => e.status === 429).length;
     const accepted = calls - limited;
     const perWindow = o.limit;
+    const floor = chainFloorSeconds({ requests: accepted, perWindow, concurrency: o.concurrency, latencyMs: o.latencyMs });
     return {
       bench: 'throughput',
       records: o.records,
@@ -76,6 +94,9 @@ export async function runThroughputBench(o: ThroughputOptions): Promise<Record<s
       idealSeconds: 10 * Math.floor((accepted - 1) / perWindow),
       // The earliest the last accepted request could have gone under the limit, over the wall time.
       shareOfCeiling: round((10 * Math.floor((accepted - 1) / perWindow)) / elapsed, 3),
+      floorSeconds: seconds(floor * 1000),
+      shareAtFloor: round((10 * Math.floor((accepted - 1) / perWindow)) / floor, 3),
+      ratioToFloor: round(elapsed / floor, 3),
     };
   } finally {
     await sync.close();
