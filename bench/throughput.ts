@@ -76,6 +76,8 @@ export async function runThroughputBench(o: ThroughputOptions): Promise<Record<s
     const limited = fake.core.log.filter((e) => e.status === 429).length;
     const accepted = calls - limited;
     const perWindow = o.limit;
+    // The earliest the last accepted request could have gone under the limit.
+    const ideal = 10 * Math.floor((accepted - 1) / perWindow);
     const floor = chainFloorSeconds({ requests: accepted, perWindow, concurrency: o.concurrency, latencyMs: o.latencyMs });
     return {
       bench: 'throughput',
@@ -91,11 +93,10 @@ export async function runThroughputBench(o: ThroughputOptions): Promise<Record<s
       ceilingRecordsPerSecond: (perWindow * 100) / 10,
       wallSeconds: seconds(elapsed * 1000),
       recordsPerSecond: Math.round(written / elapsed),
-      idealSeconds: 10 * Math.floor((accepted - 1) / perWindow),
-      // The earliest the last accepted request could have gone under the limit, over the wall time.
-      shareOfCeiling: round((10 * Math.floor((accepted - 1) / perWindow)) / elapsed, 3),
+      idealSeconds: ideal,
+      shareOfCeiling: round(ideal / elapsed, 3),
       floorSeconds: seconds(floor * 1000),
-      shareAtFloor: round((10 * Math.floor((accepted - 1) / perWindow)) / floor, 3),
+      shareAtFloor: round(ideal / floor, 3),
       ratioToFloor: round(elapsed / floor, 3),
     };
   } finally {

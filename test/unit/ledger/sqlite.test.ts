@@ -14,11 +14,17 @@ const fresh = () => join(dir, `ledger-${n++}.db`);
 const req = (key: string, extra: Partial<ClaimRequest> = {}): ClaimRequest => ({ key, fingerprint: 'f', leaseMs: 1000, ...extra });
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-/** A ledger file as the schema-version-1 library left it. */
-function versionOneLedger(path: string): void {
+/** A ledger file made by `sql`, in WAL mode as every version left it. */
+function oldLedgerFile(path: string, sql: string): void {
   const db = new Database(path);
   db.pragma('journal_mode = WAL');
-  db.exec(`
+  db.exec(sql);
+  db.close();
+}
+
+/** A ledger file as the schema-version-1 library left it. */
+function versionOneLedger(path: string): void {
+  oldLedgerFile(path, `
     CREATE TABLE schema_version (version INTEGER NOT NULL);
     INSERT INTO schema_version (version) VALUES (1);
     CREATE TABLE entries (key TEXT PRIMARY KEY, fingerprint TEXT NOT NULL, status TEXT NOT NULL, token INTEGER NOT NULL,
@@ -28,14 +34,11 @@ function versionOneLedger(path: string): void {
     CREATE TABLE windows (id TEXT PRIMARY KEY, owner TEXT NOT NULL, confirmed INTEGER NOT NULL, expires_at INTEGER NOT NULL) WITHOUT ROWID;
     INSERT INTO entries VALUES ('done', 'f', 'completed', 7, NULL, 2, '"ok"', NULL, ${T0}, ${T0}, NULL);
   `);
-  db.close();
 }
 
 /** A ledger file as the schema-version-2 library left it, with a row of every kind. */
 function versionTwoLedger(path: string): void {
-  const db = new Database(path);
-  db.pragma('journal_mode = WAL');
-  db.exec(`
+  oldLedgerFile(path, `
     CREATE TABLE schema_version (version INTEGER NOT NULL);
     INSERT INTO schema_version (version) VALUES (2);
     CREATE TABLE IF NOT EXISTS entries (
@@ -68,7 +71,6 @@ function versionTwoLedger(path: string): void {
     INSERT INTO windows VALUES ('w1', 'done', 1, ${T0 + 600_000});
     INSERT INTO meta VALUES ('token_floor', 20);
   `);
-  db.close();
 }
 
 const TABLES = ['entries', 'marks', 'windows', 'meta'] as const;
