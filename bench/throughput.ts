@@ -10,6 +10,12 @@
  * share of the ceiling is that earliest possible time for the last request over the measured
  * wall time. 429s are counted: the budget must keep every request under the limit.
  *
+ * The wall time splits in two at the last request's place in the first window (the fake's request
+ * log stamps each arrival): the start, until that place was sent (a fresh process, its first
+ * calls prepared and claimed, its window sent 4 at a time), and the chain of windows from there to
+ * the last request, where the limit alone sets the pace. `sustainedShare` is the chain's share of
+ * the ceiling, `startSeconds` and `chainSeconds` are set against their zero-CPU floors.
+ *
  *   npm run bench:throughput                  45,000 contact upserts (about 35 s)
  *   npm run bench:throughput -- --records=15000 --concurrency=4
  *   npm run bench:throughput -- --budget-ms=10500      a budget with a margin for latency jitter
@@ -49,6 +55,20 @@ export function chainFloorSeconds(o: { requests: number; perWindow: number; conc
   return (sent + windows * (10_000 + o.latencyMs) + o.latencyMs) / 1000;
 }
 
+/**
+ * The run split at the last request's place in the first window, from the arrival times of the
+ * accepted requests (in order) and the run's start (epoch ms): how long the start took, how long
+ * the chain of windows after it, and the chain's share of the ceiling (null within one window).
+ */
+export function startAndChain(arrivals: readonly number[], startedAt: number, perWindow: number): { startSeconds: number; chainSeconds: number; windows: number; sustainedShare: number | null } {
+  if (arrivals.length === 0) return { startSeconds: 0, chainSeconds: 0, windows: 0, sustainedShare: null };
+  const last = arrivals.length - 1;
+  const windows = Math.floor(last / perWindow);
+  const place = arrivals[last % perWindow]!;
+  const chain = (arrivals[last]! - place) / 1000;
+  return { startSeconds: (place - startedAt) / 1000, chainSeconds: chain, windows, sustainedShare: windows === 0 ? null : (windows * 10) / chain };
+}
+
 export async function runThroughputBench(o: ThroughputOptions): Promise<Record<string, unknown>> {
   const budget = o.budget ?? { points: o.limit, durationMs: 10_000 };
   const fake = fakeHubSpot({ token: TOKEN, tenSecondLimit: o.limit, faults: { latencyMs: o.latencyMs } });
@@ -61,6 +81,7 @@ export async function runThroughputBench(o: ThroughputOptions): Promise<Record<s
   });
   try {
     const distinct = Math.min(o.distinct ?? 2_000, o.records);
+    const startedAt = Date.now();
     const t0 = performance.now();
     let written = 0;
     for (let pass = 0; pass * distinct < o.records; pass++) {
@@ -75,6 +96,9 @@ export async function runThroughputBench(o: ThroughputOptions): Promise<Record<s
     const calls = fake.count();
     const limited = fake.core.log.filter((e) => e.status === 429).length;
     const accepted = calls - limited;
+    const split = startAndChain(fake.core.log.filter((e) => e.status !== 429).map((e) => e.at), startedAt, o.limit);
+    const startFloor = chainFloorSeconds({ requests: ((accepted - 1) % o.limit) + 1, perWindow: o.limit, concurrency: o.concurrency, latencyMs: o.latencyMs }) - o.latencyMs / 1000;
+    const chainFloor = split.windows * (10 + o.latencyMs / 1000);
     const perWindow = o.limit;
     // The earliest the last accepted request could have gone under the limit.
     const ideal = 10 * Math.floor((accepted - 1) / perWindow);
@@ -98,6 +122,11 @@ export async function runThroughputBench(o: ThroughputOptions): Promise<Record<s
       floorSeconds: seconds(floor * 1000),
       shareAtFloor: round(ideal / floor, 3),
       ratioToFloor: round(elapsed / floor, 3),
+      startSeconds: seconds(split.startSeconds * 1000),
+      startFloorSeconds: seconds(startFloor * 1000),
+      chainSeconds: seconds(split.chainSeconds * 1000),
+      chainFloorSeconds: seconds(chainFloor * 1000),
+      sustainedShare: split.sustainedShare === null ? null : round(split.sustainedShare, 4),
     };
   } finally {
     await sync.close();

@@ -69,6 +69,8 @@ export interface RequestLogEntry {
   status: number | null;
   /** The injected fault: a FaultKind or one of the vendor's own faults. */
   fault: string | null;
+  /** When the request arrived (epoch ms), before any injected latency: for pacing and rate-limit checks. */
+  at: number;
 }
 
 export interface FakeVendor {
@@ -217,7 +219,7 @@ export class FakeHttpCore {
   /** Run one request through faults and the vendor state machine. */
   async dispatch(req: FakeRequest): Promise<Dispatch> {
     const endpoint = this.endpointOf(req);
-    const entry: RequestLogEntry = { method: req.method, path: req.path, endpoint, status: null, fault: null };
+    const entry: RequestLogEntry = { method: req.method, path: req.path, endpoint, status: null, fault: null, at: Date.now() };
     this.log.push(entry);
     const fault = this.pickFault(req);
     const delay = this.latency();

@@ -119,6 +119,23 @@ describe.each(fronts)('FakeHttpCore over %s', (_name, open) => {
     expect(() => core.failNext('nonsense')).toThrow(/unknown fault "nonsense" \(known: rate_limit, .*teapot\)/);
   });
 
+  it('stamps each logged request with its arrival, before the injected latency', async () => {
+    const { vendor } = counterVendor();
+    const core = new FakeHttpCore(vendor, { latencyMs: 60 });
+    const front = await open(core);
+    stop = front.stop;
+    const before = Date.now();
+    await post(`${front.url}/x`, {});
+    const answered = Date.now();
+    await post(`${front.url}/y`, {});
+    const [first, second] = core.log;
+    expect(first!.at).toBeGreaterThanOrEqual(before);
+    // Logged on arrival: the answer came a latency later.
+    expect(answered - first!.at).toBeGreaterThanOrEqual(55);
+    expect(second!.at).toBeGreaterThanOrEqual(answered);
+    expect(second!.at - first!.at).toBeGreaterThanOrEqual(55);
+  });
+
   it('draws the same random faults for the same seed', async () => {
     const run = async () => {
       const { vendor } = counterVendor();
