@@ -16,6 +16,12 @@
  * the dead process). Cut in fixed chunks of inputs, those few go out as many small batches, each
  * with its own parent read, key lookup and create; gathered, they fill whole batches.
  *
+ * With more than one request in flight, a call carries whole rounds of requests (`concurrency`
+ * batches of the adapter's maximum), at least `batchSize` actions; what is left over waits for
+ * the next call (the last call takes everything). Cut at `batchSize` alone, a call of 500 with 4
+ * in flight and 100 per batch would send a round of 4 and then a round of 1, and a call of 100
+ * one request at a time.
+ *
  * Nothing is claimed before its call: inputs read and not yet sent when the caller stops
  * iterating are left as they were (a later run does them).
  */
@@ -55,6 +61,20 @@ export const DEFAULT_EACH_BATCH = 500;
 export type RunLooked = (leaders: readonly Planned[], defer?: (indexes: readonly number[]) => void) => Promise<Map<number, Outcome>>;
 
 export const DEFAULT_MAX_DEFERRED = 20_000;
+
+/**
+ * How many of `waiting` actions the next call takes, or 0 to wait for more. At least `batchSize`;
+ * with more than one request in flight, also whole rounds of them (`concurrency` batches of
+ * `maxBatch` actions), the rest waiting for the next call, so that no slot idles while a call
+ * ends on a short round. One request at a time, a call takes what waits (`batchSize` is then
+ * the caller's own step, a line at a time if so asked).
+ */
+export function callTake(waiting: number, batchSize: number, concurrency: number, maxBatch: number): number {
+  if (concurrency <= 1) return waiting >= batchSize ? waiting : 0;
+  const round = concurrency * Math.max(1, maxBatch);
+  if (waiting < Math.ceil(batchSize / round) * round) return 0;
+  return waiting - (waiting % round);
+}
 
 /**
  * One call over items none of which the lookup answered: in-call repeats follow their leader.
@@ -137,13 +157,15 @@ export async function* applyEachSteps(
   const later: Planned[] | undefined = options.deferUnknownParents === false ? undefined : [];
   let calls = 0;
   const send = (items: Planned[], defer = true) => ((calls += 1), step(() => runWork(run, items, defer ? later : undefined)));
+  const take = () => callTake(work.length, batchSize, ctx.concurrency, ctx.adapter.capabilities.maxBatch);
   for await (const input of inputs) {
     read.push(input);
     next += 1;
     if (read.length < batchSize) continue;
     const before = calls;
     yield await look();
-    if (work.length >= batchSize) yield await send(work.splice(0));
+    const taken = take();
+    if (taken > 0) yield await send(work.splice(0, taken));
     if (held.length >= batchSize) yield await send(held.splice(0));
     if (!later) continue;
     // Only a call can have taught this Sync a parent.

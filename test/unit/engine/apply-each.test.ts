@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { createSync, type Outcome, type Settled } from '../../../src/engine/index.js';
 import type { Action } from '../../../schemas/action.js';
+import { callTake } from '../../../src/engine/apply-each.js';
 import { encodeActionFailure } from '../../../src/engine/payloads.js';
 import { CrmError } from '../../../src/errors.js';
 import { memoryLedger } from '../../../src/ledger/memory.js';
@@ -176,5 +177,47 @@ describe('applyEach', () => {
   it.each([0, -1, 1.5, Number.NaN])('refuses batchSize %s', async (batchSize) => {
     const { sync } = setup();
     await expect(collect(sync.applyEach([contact(1)], { batchSize }))).rejects.toThrow(RangeError);
+  });
+
+  it('cuts calls in whole rounds of requests when more than one is in flight, at least batchSize actions', () => {
+    // 4 in flight, 100 per batch: a round is 400; batchSize 500 rounds up to two of them.
+    expect(callTake(500, 500, 4, 100)).toBe(0);
+    expect(callTake(799, 500, 4, 100)).toBe(0);
+    expect(callTake(800, 500, 4, 100)).toBe(800);
+    expect(callTake(1_150, 500, 4, 100)).toBe(800);
+    expect(callTake(1_200, 500, 4, 100)).toBe(1_200);
+    // A batchSize below a round waits for a round.
+    expect(callTake(100, 100, 4, 100)).toBe(0);
+    expect(callTake(400, 100, 4, 100)).toBe(400);
+    expect(callTake(2_000, 2_000, 4, 100)).toBe(2_000);
+    // One at a time: what waits, once there is batchSize of it (a line at a time if so asked).
+    expect(callTake(530, 500, 1, 100)).toBe(530);
+    expect(callTake(499, 500, 1, 100)).toBe(0);
+    expect(callTake(1, 1, 1, 100)).toBe(1);
+  });
+
+  it('keeps every slot busy: with 4 in flight, a walk of small chunks sends full rounds, not one request per call', async () => {
+    const crm = memoryCrm({ maxBatch: 10, latencyMs: 5 });
+    let inFlight = 0;
+    let most = 0;
+    const upsertRecords = crm.adapter.upsertRecords.bind(crm.adapter);
+    const adapter = {
+      ...crm.adapter,
+      upsertRecords: async (...args: Parameters<typeof upsertRecords>) => {
+        most = Math.max(most, ++inFlight);
+        try {
+          return await upsertRecords(...args);
+        } finally {
+          inFlight -= 1;
+        }
+      },
+    };
+    const sync = createSync({ adapter, ledger: memoryLedger(), concurrency: 4 });
+    const { outcomes } = await collect(sync.applyEach(stream(Array.from({ length: 100 }, (_, n) => contact(n))), { batchSize: 10 }));
+    expect(outcomes.map((o) => o.status)).toEqual(Array.from({ length: 100 }, () => 'created'));
+    expect(crm.records('contact')).toHaveLength(100);
+    // Calls of 40, 40 and the last 20: ten full batches, four at a time (cut at 10, one at a time).
+    expect(crm.calls.upsert).toBe(10);
+    expect(most).toBe(4);
   });
 });
