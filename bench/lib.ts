@@ -107,6 +107,8 @@ export function tempDir(prefix: string): { path: string; remove(): void } {
 }
 
 export const round = (x: number, digits = 3): number => Number(x.toFixed(digits));
+/** The middle of the passes (the upper of the two middle ones for an even count): a pass that ran. */
+export const median = (xs: readonly number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 export const seconds = (ms: number): number => round(ms / 1000, 2);
 
 /** Numeric flag `--name=value` or env BENCH_NAME, else `fallback`. */

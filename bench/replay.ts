@@ -17,7 +17,7 @@ import { CrmError } from '../src/errors.js';
 import { ENTRY_COLUMNS, entryToRow, type EntryRow } from '../src/ledger/kit/index.js';
 import { openLedger } from '../src/ledger/index.js';
 import { sqliteLedger } from '../src/ledger/sqlite.js';
-import { countingLedger, isMain, main, numberArg, round, tempDir } from './lib.js';
+import { countingLedger, isMain, main, median, numberArg, round, tempDir } from './lib.js';
 
 const CHUNK = 1_000;
 const MAX_BATCH = 100;
@@ -112,7 +112,6 @@ async function redisBackend(url: string): Promise<Backend> {
   };
 }
 
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
 export interface ReplayOptions {
   n: number;

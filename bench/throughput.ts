@@ -47,12 +47,19 @@ export interface ThroughputOptions {
  * (the fake counts a request after its latency, the budget frees it at the answer); the last
  * request's own latency ends the run.
  */
-export function chainFloorSeconds(o: { requests: number; perWindow: number; concurrency: number; latencyMs: number }): number {
+export function chainFloorSeconds(o: FloorInput): number {
   if (o.requests <= 0) return 0;
+  const { startSeconds, chainSeconds } = floorParts(o);
+  return startSeconds + chainSeconds + o.latencyMs / 1000;
+}
+
+type FloorInput = { requests: number; perWindow: number; concurrency: number; latencyMs: number };
+
+/** The floor's two parts (seconds): until the last request's place in the first window is sent, and the chain of windows after it. */
+function floorParts(o: FloorInput): { startSeconds: number; chainSeconds: number } {
   const windows = Math.floor((o.requests - 1) / o.perWindow);
   const place = ((o.requests - 1) % o.perWindow) + 1;
-  const sent = (Math.ceil(place / o.concurrency) - 1) * o.latencyMs;
-  return (sent + windows * (10_000 + o.latencyMs) + o.latencyMs) / 1000;
+  return { startSeconds: ((Math.ceil(place / o.concurrency) - 1) * o.latencyMs) / 1000, chainSeconds: (windows * (10_000 + o.latencyMs)) / 1000 };
 }
 
 /**
@@ -96,13 +103,13 @@ export async function runThroughputBench(o: ThroughputOptions): Promise<Record<s
     const calls = fake.count();
     const limited = fake.core.log.filter((e) => e.status === 429).length;
     const accepted = calls - limited;
-    const split = startAndChain(fake.core.log.filter((e) => e.status !== 429).map((e) => e.at), startedAt, o.limit);
-    const startFloor = chainFloorSeconds({ requests: ((accepted - 1) % o.limit) + 1, perWindow: o.limit, concurrency: o.concurrency, latencyMs: o.latencyMs }) - o.latencyMs / 1000;
-    const chainFloor = split.windows * (10 + o.latencyMs / 1000);
     const perWindow = o.limit;
+    const split = startAndChain(fake.core.log.filter((e) => e.status !== 429).map((e) => e.at), startedAt, perWindow);
+    const floorInput = { requests: accepted, perWindow, concurrency: o.concurrency, latencyMs: o.latencyMs };
+    const parts = floorParts(floorInput);
     // The earliest the last accepted request could have gone under the limit.
     const ideal = 10 * Math.floor((accepted - 1) / perWindow);
-    const floor = chainFloorSeconds({ requests: accepted, perWindow, concurrency: o.concurrency, latencyMs: o.latencyMs });
+    const floor = chainFloorSeconds(floorInput);
     return {
       bench: 'throughput',
       records: o.records,
@@ -123,9 +130,9 @@ export async function runThroughputBench(o: ThroughputOptions): Promise<Record<s
       shareAtFloor: round(ideal / floor, 3),
       ratioToFloor: round(elapsed / floor, 3),
       startSeconds: seconds(split.startSeconds * 1000),
-      startFloorSeconds: seconds(startFloor * 1000),
+      startFloorSeconds: seconds(parts.startSeconds * 1000),
       chainSeconds: seconds(split.chainSeconds * 1000),
-      chainFloorSeconds: seconds(chainFloor * 1000),
+      chainFloorSeconds: seconds(parts.chainSeconds * 1000),
       sustainedShare: split.sustainedShare === null ? null : round(split.sustainedShare, 4),
     };
   } finally {

@@ -15,10 +15,9 @@ import { fakeHubSpot } from '../adapters/testing/index.js';
 import { createSync } from '../src/engine/index.js';
 import { openLedger } from '../src/ledger/index.js';
 import { unlimitedRateBudget } from '../src/rate-budget.js';
-import { activityAction, contactAction, hubspotObjects, isMain, main, numberArg, round, TOKEN } from './lib.js';
+import { activityAction, contactAction, hubspotObjects, isMain, main, median, numberArg, round, TOKEN } from './lib.js';
 
 const REDIS_URL = process.env.TEST_REDIS_URL || 'redis://127.0.0.1:6379';
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
 async function pass(n: number, durable: boolean | undefined, prefix: string): Promise<{ calls: number; seconds: number; notes: number; reads: number }> {
   const fake = fakeHubSpot({ token: TOKEN });

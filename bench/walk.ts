@@ -16,7 +16,7 @@ import { fakeHubSpot } from '../adapters/testing/index.js';
 import { createSync } from '../src/engine/index.js';
 import { openLedger } from '../src/ledger/index.js';
 import { localRateBudget } from '../src/rate-budget.js';
-import { contactAction, duplicates, hubspotObjects, isMain, main, numberArg, round, tempDir, TOKEN } from './lib.js';
+import { contactAction, duplicates, hubspotObjects, isMain, main, median, numberArg, round, tempDir, TOKEN } from './lib.js';
 
 export interface WalkOptions {
   records: number;
@@ -32,7 +32,6 @@ export interface WalkRun {
   written: number;
   calls: number;
   duplicates: number;
-  seconds: number;
   recordsPerSecond: number;
 }
 
@@ -64,7 +63,6 @@ export async function walkOnce(o: { records: number; latencyMs: number; concurre
       written,
       calls: fake.count(),
       duplicates: duplicates(fake.records('contacts'), (r) => r.properties.ai_external_id),
-      seconds: round(ms / 1000, 3),
       recordsPerSecond: Math.round((written / ms) * 1000),
     };
   } finally {
@@ -74,7 +72,6 @@ export async function walkOnce(o: { records: number; latencyMs: number; concurre
   }
 }
 
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
 export async function runWalkBench(o: WalkOptions): Promise<Record<string, unknown>> {
   const configs = [{ concurrency: 1, batchSize: 500 }, ...(o.batchSizes ?? [100, 500, 2_000]).map((batchSize) => ({ concurrency: 4, batchSize }))];

@@ -157,14 +157,13 @@ export async function* applyEachSteps(
   const later: Planned[] | undefined = options.deferUnknownParents === false ? undefined : [];
   let calls = 0;
   const send = (items: Planned[], defer = true) => ((calls += 1), step(() => runWork(run, items, defer ? later : undefined)));
-  const take = () => callTake(work.length, batchSize, ctx.concurrency, ctx.adapter.capabilities.maxBatch);
   for await (const input of inputs) {
     read.push(input);
     next += 1;
     if (read.length < batchSize) continue;
     const before = calls;
     yield await look();
-    const taken = take();
+    const taken = callTake(work.length, batchSize, ctx.concurrency, ctx.adapter.capabilities.maxBatch);
     if (taken > 0) yield await send(work.splice(0, taken));
     if (held.length >= batchSize) yield await send(held.splice(0));
     if (!later) continue;
