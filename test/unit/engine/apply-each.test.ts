@@ -220,4 +220,23 @@ describe('applyEach', () => {
     expect(crm.calls.upsert).toBe(10);
     expect(most).toBe(4);
   });
+
+  it('with 4 in flight and responses lost after the CRM committed, writes each contact and each note once', async () => {
+    const crm = memoryCrm({ maxBatch: 10, latencyMs: 2 });
+    const sync = createSync({ adapter: crm.adapter, ledger: memoryLedger(), concurrency: 4, retry: { minTimeoutMs: 1, maxTimeoutMs: 2 }, sleep: async () => undefined });
+    crm.failNext('lost_response', { op: 'upsert' });
+    crm.failNext('lost_response', { op: 'create', times: 2 });
+    const inputs = [...Array.from({ length: 100 }, (_, n) => contact(n)), ...Array.from({ length: 100 }, (_, n) => note(n))];
+    const { outcomes } = await collect(sync.applyEach(stream(inputs), { batchSize: 10 }));
+    // The ten contacts of the lost batch were created by it: sent again, they come back updated.
+    expect(outcomes.filter((o) => o.status === 'created')).toHaveLength(190);
+    expect(outcomes.filter((o) => o.status === 'updated').map((o) => o.key)).toHaveLength(10);
+    expect(crm.records('contact')).toHaveLength(100);
+    expect(new Set(crm.activities('note').map((a) => a.key)).size).toBe(100);
+    expect(crm.activities('note')).toHaveLength(100);
+    // The lost upsert batch is sent again. The in-memory ledger cannot vouch for its history, so
+    // every note batch is looked up before it is created (10), and the two lost ones again after
+    // their answer was lost: found, not sent again.
+    expect(crm.calls).toEqual({ upsert: 11, create: 10, find: 12 });
+  });
 });
