@@ -1,9 +1,13 @@
 /**
  * Idempotency keys. A key comes from the triggering event, never from run time, randomness or
- * model output, and never from `fields`: a replay that carries different AI text gets the same key.
+ * model output, and never from `fields` (keyless upserts aside): a replay that carries different AI
+ * text gets the same key.
  *
  *   v1:e:<hash>   the source's event id (+ op, object, record, intent: one event's fan-out differs)
- *   v1:f:<hash>   no event id: source + object + record + op + intent + period bucket of occurredAt
+ *   v1:f:<hash>   a create with no event id: source + object + record + op + intent + period bucket of occurredAt
+ *   v1:u:<hash>   an upsert with no event id: its identity, its exact event time and the hash of its
+ *                 fields. The external id is the record's natural key; what a keyless key stops is
+ *                 the same values at the same time delivered again, never a later or corrected value.
  *   <parent>/<name-hash>   childKey: a step (model call, notification) under a parent key
  *
  * Printable ASCII, at most 100 characters; the `v1:` prefix lets the format evolve.
@@ -21,7 +25,10 @@ export interface KeyOptions {
   now?: () => number;
 }
 
-export type KeyedAction = Pick<Action, 'source' | 'eventId' | 'occurredAt' | 'op' | 'object' | 'externalId' | 'target' | 'intent'>;
+export type KeyedAction = Pick<Action, 'source' | 'eventId' | 'occurredAt' | 'op' | 'object' | 'externalId' | 'target' | 'intent'> & {
+  /** Part of a keyless upsert's key only (absent: no fields). */
+  fields?: Action['fields'];
+};
 
 export const DEFAULT_BUCKET_MS = 10 * 60_000;
 
@@ -29,6 +36,17 @@ export const DEFAULT_BUCKET_MS = 10 * 60_000;
 function hash(parts: readonly unknown[]): string {
   return digest('sha256', JSON.stringify(parts), 'base64url').slice(0, 40);
 }
+
+/**
+ * Hash of fields as the CRM will store them (key order does not matter): a record's "last written"
+ * mark holds it, and a keyless upsert's key includes it.
+ */
+export function fieldsHash(fields: Readonly<Record<string, unknown>>): string {
+  return digest('sha256', JSON.stringify(Object.keys(fields).sort().map((k) => [k, fields[k]])), 'base64url').slice(0, 32);
+}
+
+/** The event time of a keyless action, epoch ms: its `occurredAt`, else the clock. */
+const eventTime = (action: KeyedAction, options: KeyOptions) => (action.occurredAt !== undefined ? Date.parse(action.occurredAt) : (options.now ?? Date.now)());
 
 /** What makes two actions "the same action": never the model-generated fields. */
 export function identityOf(action: KeyedAction): string[] {
@@ -47,15 +65,15 @@ export function fingerprintOf(action: KeyedAction): string {
   return hash(['fp', ...identityOf(action)]);
 }
 
-/** The period bucket (epoch ms, floored) a keyless action falls into. */
+/** The period bucket (epoch ms, floored) a keyless create falls into. */
 export function periodBucket(action: KeyedAction, options: KeyOptions = {}): number {
   const bucketMs = options.bucketMs ?? DEFAULT_BUCKET_MS;
-  const at = action.occurredAt !== undefined ? Date.parse(action.occurredAt) : (options.now ?? Date.now)();
-  return Math.floor(at / bucketMs) * bucketMs;
+  return Math.floor(eventTime(action, options) / bucketMs) * bucketMs;
 }
 
 export function deriveKey(action: KeyedAction, options: KeyOptions = {}): string {
   if (action.eventId !== undefined) return `${KEY_VERSION}:e:${hash([action.eventId, ...identityOf(action)])}`;
+  if (action.op === 'upsert') return `${KEY_VERSION}:u:${hash([eventTime(action, options), fieldsHash(action.fields ?? {}), ...identityOf(action)])}`;
   return `${KEY_VERSION}:f:${hash([periodBucket(action, options), ...identityOf(action)])}`;
 }
 

@@ -8,11 +8,10 @@ import type { Action } from '../../schemas/action.js';
 import { checkAgainstObjects } from '../../schemas/objects.js';
 import { formatZodIssues } from '../../schemas/parse.js';
 import { snapshotInput } from '../../schemas/snapshot.js';
-import type { Fields } from '../adapter.js';
 import { windowId } from '../dedupe-window.js';
 import { ValidationError } from '../errors.js';
 import { extend } from '../extend.js';
-import { deriveKey, fingerprintOf } from '../key.js';
+import { deriveKey, fieldsHash, fingerprintOf } from '../key.js';
 import type { Outcome } from '../outcome.js';
 import { parseAction } from './parse-action.js';
 import type { EngineContext, Planned } from './types.js';
@@ -32,8 +31,6 @@ const CLOCK_KEY_REASON =
 
 const sha = (value: unknown) => digest('sha256', JSON.stringify(value), 'base64url').slice(0, 32);
 
-/** Hash of the fields as the CRM will store them (key order does not matter). */
-const fieldsHash = (fields: Fields): string => sha(Object.keys(fields).sort().map((k) => [k, fields[k]]));
 
 export function prepareAction(ctx: EngineContext, input: unknown, storedKey?: string): Prepared {
   // Read once into plain data: what is validated is what is written; an unreadable input is rejected alone.

@@ -46,10 +46,13 @@ export interface Round {
   suspect(indexes: readonly number[]): void;
 }
 
+/** Writes merged into one, oldest event first, so the latest event's values win (input order breaks ties). */
+export const inEventOrder = <T extends Pick<Held, 'at' | 'index'>>(group: readonly T[]): T[] => [...group].sort((a, b) => a.at - b.at || a.index - b.index);
+
 export function openRound(batch: Batch<Held>, groups: Held[][], context: BatchContext, suspicion: Suspicion): Round {
   const writes = groups.map((group) => {
     const lead = group[0]!;
-    const fields = Object.assign({}, ...group.map((i) => i.action.fields)) as RecordWrite['fields'];
+    const fields = Object.assign({}, ...inEventOrder(group).map((i) => i.action.fields)) as RecordWrite['fields'];
     return batch.op === 'upsert'
       ? ({ key: lead.key, object: batch.object, externalId: lead.action.externalId!, fields } satisfies RecordWrite)
       : ({ key: lead.key, object: batch.object, parent: lead.action.target!, fields } satisfies ActivityWrite);

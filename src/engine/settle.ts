@@ -8,19 +8,35 @@
  * Released claims (nothing written) are claimable again at once.
  */
 import { encodeActionFailure, encodeActionResult, encodeMark } from './payloads.js';
-import { WRITTEN, type Call, type Decided, type EngineContext, type Held } from './types.js';
+import { inEventOrder } from './round.js';
+import { WRITTEN, type Call, type Decided, type EngineContext, type Held, type Planned } from './types.js';
 
 /** A mark that no field hash equals: the record may hold a write the ledger never saw confirmed. */
 export const UNKNOWN_MARK = encodeMark({ h: null, id: null });
+
+/**
+ * The items that set their record's mark: of the writes to one record settled together (coalesced
+ * into one write), the latest event's, whose values are the ones the record now holds.
+ */
+function markers(owned: readonly Decided[]): Set<Planned> {
+  const latest = new Map<string, Planned>();
+  for (const { item, outcome: o } of owned) {
+    if (!item.markId || !o.recordId || !WRITTEN.has(o.status)) continue;
+    const seen = latest.get(item.markId);
+    if (!seen || inEventOrder([seen, item])[1] === item) latest.set(item.markId, item);
+  }
+  return new Set(latest.values());
+}
 
 export async function completeEntries(ctx: EngineContext, call: Call, decided: readonly Decided[]): Promise<void> {
   const owned = decided.filter((d): d is Decided & { item: Held } => 'token' in d.item);
   if (owned.length === 0) return;
   call.keeper.drop(owned.map((d) => d.item.key));
+  const marking = markers(owned);
   await ctx.ledger.complete(
     owned.map(({ item, outcome: o }) => {
       const result = encodeActionResult({ status: o.status, ...(o.recordId ? { recordId: o.recordId } : {}) });
-      const mark = item.markId && o.recordId && WRITTEN.has(o.status) ? { mark: { id: item.markId, value: encodeMark({ h: item.fieldHash ?? null, id: o.recordId }) } } : {};
+      const mark = marking.has(item) ? { mark: { id: item.markId!, value: encodeMark({ h: item.fieldHash ?? null, id: o.recordId! }) } } : {};
       return { key: item.key, token: item.token, result, retentionMs: ctx.retentionMs, ...mark };
     }),
     await ctx.clock.now(),

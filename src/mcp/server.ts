@@ -1,8 +1,9 @@
 /**
  * createMcpServer(): an MCP server (the SDK's McpServer) whose CRM tools are safe to call twice.
  * Tools are generated from the configured objects (tool-schemas.ts); every call goes through the
- * engine, so a retried call is a replay, a keyless repeat inside the window is suppressed, and bad
- * arguments write nothing. The server is returned as it is, so callers can register tools of their own.
+ * engine, so a retried call is a replay, a keyless create repeated inside the window is suppressed,
+ * a keyless upsert is written unless the record already holds its values, and bad arguments write
+ * nothing. The server is returned as it is, so callers can register tools of their own.
  */
 import { readFileSync } from 'node:fs';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
@@ -77,10 +78,11 @@ export function createMcpServer(options: CreateMcpServerOptions): McpServer {
   const server = new McpServer(options.serverInfo ?? { name: 'crm-upsert-sync', version: packageVersion() }, { instructions: INSTRUCTIONS });
   const source = () => sourceOf(server.server.getClientVersion());
 
-  // Keyless upserts are not windowed (their external id is their key): only the bucket holds them.
+  // Keyless upserts are neither windowed nor bucketed: their external id is their key.
   const dedupeOf = (occurredAt: string, op: 'upsert' | 'create'): DedupeInfo => {
+    if (op === 'upsert') return { occurredAt, windowMs: 0 };
     const start = periodBucket({ source: '', op, object: '', occurredAt }, { bucketMs });
-    return { occurredAt, windowMs: op === 'create' ? windowMs : 0, bucketStart: new Date(start).toISOString(), bucketEnd: new Date(start + bucketMs).toISOString() };
+    return { occurredAt, windowMs, bucketStart: new Date(start).toISOString(), bucketEnd: new Date(start + bucketMs).toISOString() };
   };
 
   async function write(tool: ToolSpec, raw: unknown): Promise<CallToolResult> {

@@ -17,9 +17,9 @@ export interface DedupeInfo {
   occurredAt: string;
   /** The dedupe window, ms; 0 for upserts (not windowed). */
   windowMs: number;
-  /** The call's period bucket, ISO, start inclusive and end exclusive. */
-  bucketStart: string;
-  bucketEnd: string;
+  /** Creates: the call's period bucket, ISO, start inclusive and end exclusive. Upserts have none. */
+  bucketStart?: string;
+  bucketEnd?: string;
 }
 
 /** The call a result is about. */
@@ -56,16 +56,18 @@ function protection(s: CallSubject): string {
   const d = s.dedupe;
   if (!d) return '';
   if (s.tool.op === 'upsert') return ' (no idempotencyKey: the externalId makes a repeat update the same record)';
-  const until = d.windowMs > 0 ? `within ${minutes(d.windowMs)} of ${time(d.occurredAt)}` : `in the time bucket ${time(d.bucketStart)}-${time(d.bucketEnd)}`;
+  const until = d.windowMs > 0 ? `within ${minutes(d.windowMs)} of ${time(d.occurredAt)}` : `in the time bucket ${time(d.bucketStart ?? '')}-${time(d.bucketEnd ?? '')}`;
   return ` (no idempotencyKey: an identical ${s.tool.object} on this record ${until} is suppressed; pass one to make a retry a replay at any time)`;
 }
 
 function suppressedText(s: CallSubject, id: string): string {
   const d = s.dedupe;
-  const bucket = d ? `the same time bucket (${time(d.bucketStart)}-${time(d.bucketEnd)})` : '';
-  const why = !d ? 'an identical call came first' : d.windowMs > 0
-    ? `calls without an idempotencyKey are one within the ${minutes(d.windowMs)} dedupe window or ${bucket}`
-    : `calls without an idempotencyKey are one in ${bucket}, whatever their values: pass a new idempotencyKey to write changed values`;
+  const bucket = d?.bucketStart && d.bucketEnd ? ` or the same time bucket (${time(d.bucketStart)}-${time(d.bucketEnd)})` : '';
+  const why = !d ? 'an identical call came first' : s.tool.op === 'upsert'
+    ? `the same values with the same occurredAt (${d.occurredAt}) were already written; changed values, or a later occurredAt, are written`
+    : d.windowMs > 0
+      ? `calls without an idempotencyKey are one within the ${minutes(d.windowMs)} dedupe window${bucket}`
+      : `calls without an idempotencyKey are one in${bucket.replace(/^ or/, '')}`;
   const what = s.tool.op === 'create' ? `an identical ${s.tool.object} on ${recordOf(s)} was already created${id} (no new record)` : `this write to ${recordOf(s)} was already made${id} (no second write)`;
   return `suppressed: ${what}: ${why}`;
 }

@@ -34,7 +34,7 @@ export interface ToolSchemaOptions {
   crm: string;
   /** The dedupe window keyless creates fall under, ms (0: off). */
   windowMs: number;
-  /** The period bucket of keyless calls, ms. Default: the window (or 10 min when it is off), as in the engine. */
+  /** The period bucket of keyless creates, ms. Default: the window (or 10 min when it is off), as in the engine. */
   bucketMs?: number;
 }
 
@@ -72,7 +72,7 @@ function upsertTool(object: string, spec: ObjectSpec, o: ToolSchemaOptions): Too
     description:
       `Create or update a ${o.crm} ${object} by its externalId (an upsert: the same externalId always writes the same record, never a second one). ` +
       `Allowed fields: ${spec.fields.join(', ')}. Pass an idempotencyKey so a retried call is a replay: it returns the first result and writes nothing. ` +
-      `Give each distinct write its own key: without one, a second write to the same record in the same ${minutes(o.bucketMs ?? (o.windowMs > 0 ? o.windowMs : DEFAULT_BUCKET_MS))} time bucket is suppressed, whatever its values.`,
+      'Without a key, a call whose values the record already holds is "unchanged" and sends nothing, and changed values are always written (the latest call wins).',
     input: z.strictObject({
       externalId: idSchema.describe(`Your id for this ${object}: the value of its external-id field in ${o.crm}.`),
       fields: fieldsSchema(object, spec, o.crm),
@@ -83,7 +83,7 @@ function upsertTool(object: string, spec: ObjectSpec, o: ToolSchemaOptions): Too
 }
 
 function createTool(object: string, spec: ObjectSpec, parents: [string, ...string[]], o: ToolSchemaOptions): ToolSpec {
-  const window = o.windowMs > 0 ? `an identical ${object} on the same record within ${minutes(o.windowMs)} is suppressed` : 'only the same time bucket protects it';
+  const window = o.windowMs > 0 ? `an identical ${object} on the same record within ${minutes(o.windowMs)} is suppressed` : `only the same ${minutes(o.bucketMs ?? DEFAULT_BUCKET_MS)} time bucket protects it`;
   return {
     name: `create_${object}`,
     title: `Create a ${object}`,
@@ -159,11 +159,11 @@ export const callResultSchema = z.object({
     .object({
       occurredAt: z.string().describe('The time this call was judged by (occurredAt, or the time of the call).'),
       windowMs: z.number().describe('The dedupe window, ms (0 for upserts: their externalId is their key).'),
-      bucketStart: z.string(),
-      bucketEnd: z.string(),
+      bucketStart: z.string().optional().describe('Creates: start of the time bucket of this call.'),
+      bucketEnd: z.string().optional().describe('Creates: end of the time bucket of this call (exclusive).'),
     })
     .optional()
-    .describe('What protects a call made without an idempotencyKey: identical calls in the same time bucket, or within the window of each other, are one.'),
+    .describe('What protects a call made without an idempotencyKey: identical creates in the same time bucket, or within the window of each other, are one; an upsert is written unless the record already holds its values.'),
 });
 export type CallResult = z.infer<typeof callResultSchema>;
 

@@ -94,6 +94,29 @@ describe('crm-upsert sync', () => {
     expect(ledgerRows(dir).filter((r) => r.status === 'completed')).toHaveLength(60);
   });
 
+  it('writes the latest of keyless upserts of one record in one bucket (event-time order), and nothing when run again', async () => {
+    const file = join(dir, 'stages.jsonl');
+    const stage = (at: string, lifecyclestage: string) => JSON.stringify({ source: 'scorer', occurredAt: at, op: 'upsert', object: 'contact', externalId: 'stage-1', fields: { email: 'stage-1@example.com', lifecyclestage } });
+    writeFileSync(file, `${[stage('2026-11-28T10:02:00Z', 'customer'), stage('2026-11-28T10:00:00Z', 'lead')].join('\n')}\n`);
+    const report = join(dir, 'report.json');
+    const contact = () => fake.records('contacts').filter((c) => c.properties.ai_external_id === 'stage-1');
+
+    expect((await runCli(['sync', file, '--config', config, '--report', report], { env })).code).toBe(0);
+    expect(readReport(report).counts).toEqual({ created: 1, updated: 1 });
+    expect(contact()).toHaveLength(1);
+    expect(contact()[0]!.properties.lifecyclestage).toBe('customer');
+
+    expect((await runCli(['sync', file, '--config', config, '--report', report], { env })).code).toBe(0);
+    expect(readReport(report)).toMatchObject({ counts: { suppressed: 2 }, apiCalls: 0 });
+
+    const later = join(dir, 'later.jsonl');
+    writeFileSync(later, `${[stage('2026-11-28T10:05:00Z', 'lead'), stage('2026-11-28T10:07:00Z', 'lead')].join('\n')}\n`);
+    expect((await runCli(['sync', later, '--config', config, '--report', report], { env })).code).toBe(0);
+    expect(readReport(report)).toMatchObject({ counts: { updated: 2 }, apiCalls: 1 });
+    expect(contact()[0]!.properties.lifecyclestage).toBe('lead');
+    expect(contact()).toHaveLength(1);
+  });
+
   it('sends what a run left between completed lines in full batches when run again over the same file', async () => {
     const line = (i: number) => contactLine(i, { externalId: `again-${i}`, eventId: `again-evt-${i}` });
     const left = (i: number) => i % 10 === 3;

@@ -105,6 +105,26 @@ export async function keylessNoteThrice(client: Client, fake: FakeHubSpot, prefi
   expect(results[0]!.text).toContain('no idempotencyKey: an identical note on this record within 10 min of');
 }
 
+/** upsert_contact without a key, lead then customer a moment later: the correction is written; the same values again send nothing. */
+export async function keylessUpsertCorrection(client: Client, fake: FakeHubSpot, prefix: string): Promise<void> {
+  const externalId = `${prefix}-contact`;
+  const write = (lifecyclestage: string) => call(client, 'upsert_contact', { externalId, fields: { email: `${prefix}@example.com`, lifecyclestage } });
+  const lead = await write('lead');
+  expect(lead.structured.status).toBe('created');
+  expect(lead.structured.dedupe).toEqual({ occurredAt: expect.any(String), windowMs: 0 });
+  const customer = await write('customer');
+  expect(customer.structured).toMatchObject({ status: 'updated', recordId: lead.structured.recordId });
+  expect(customer.structured.key).not.toBe(lead.structured.key);
+  const contacts = contactsWith(fake, externalId);
+  expect(contacts).toHaveLength(1);
+  expect(contacts[0]!.properties.lifecyclestage).toBe('customer');
+  const before = fake.count();
+  const again = await write('customer');
+  expect(again.structured).toMatchObject({ status: 'unchanged', recordId: lead.structured.recordId });
+  expect(again.text).toMatch(/^unchanged: contact ".+" \(\d+\) already holds these values; nothing was sent$/);
+  expect(fake.count()).toBe(before);
+}
+
 /** Bad arguments: isError naming the path, nothing written, 0 CRM calls. */
 export async function badArguments(client: Client, fake: FakeHubSpot, prefix: string): Promise<void> {
   const before = fake.count();

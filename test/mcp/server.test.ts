@@ -11,7 +11,7 @@ import { createSync, openLedger, type Sync } from '../../src/index.js';
 import { createMcpServer, defaultSourceOf } from '../../src/mcp/index.js';
 import { unlimitedRateBudget } from '../../src/rate-budget.js';
 import { HUBSPOT_OBJECTS } from '../cli/helpers.js';
-import { badArguments, call, contactFor, expectGeneratedTools, keylessNoteThrice, notesWith, noteThriceWithOneKey, TIMESTAMP, upsertTwiceWithOneKey } from './helpers.js';
+import { badArguments, call, contactFor, expectGeneratedTools, keylessNoteThrice, keylessUpsertCorrection, notesWith, noteThriceWithOneKey, TIMESTAMP, upsertTwiceWithOneKey } from './helpers.js';
 
 let fake: FakeHubSpot;
 let stopFake: () => Promise<void>;
@@ -54,6 +54,10 @@ describe('createMcpServer', () => {
 
   it('creates one note for three calls with one key and different text', async () => {
     await noteThriceWithOneKey(await connect('agent-a'), fake, 'mem-note');
+  });
+
+  it('writes a keyless upsert that corrects a value a moment later, and sends nothing for the same values', async () => {
+    await keylessUpsertCorrection(await connect('agent-a'), fake, 'mem-correction');
   });
 
   it('suppresses identical keyless creates inside the window', async () => {

@@ -12,7 +12,7 @@ const note: CallSubject = { tool: { op: 'create', object: 'note' }, target: { ob
 const contact: CallSubject = { tool: { op: 'upsert', object: 'contact' }, externalId: 'zd-1', idempotencyKey: 'k1' };
 const dedupe = { occurredAt: '2026-12-01T10:03:00.690Z', windowMs: 600_000, bucketStart: '2026-12-01T10:00:00.000Z', bucketEnd: '2026-12-01T10:10:00.000Z' };
 const keylessNote: CallSubject = { tool: { op: 'create', object: 'note' }, target: { object: 'contact', externalId: 'zd-1' }, dedupe };
-const keylessContact: CallSubject = { tool: { op: 'upsert', object: 'contact' }, externalId: 'zd-1', dedupe: { ...dedupe, windowMs: 0 } };
+const keylessContact: CallSubject = { tool: { op: 'upsert', object: 'contact' }, externalId: 'zd-1', dedupe: { occurredAt: dedupe.occurredAt, windowMs: 0 } };
 const out = (status: Outcome['status'], extra: Partial<Outcome> = {}): Outcome => ({ key: 'v1:e:abc', status, attempts: 1, ...extra });
 const crmError = { name: 'CrmError', code: 'CRM' as const, message: '[crm-upsert] [hubspot] 503 Service Unavailable', retryable: true, status: 503 };
 
@@ -26,7 +26,7 @@ describe('callResult', () => {
     ['replayed note', out('replayed', { recordId: '123', attempts: 0 }), note, 'replayed: this note was already created as 123 (no new record)'],
     ['replayed contact', out('replayed', { recordId: '77', attempts: 0 }), contact, 'replayed: this contact was already written as 77 (no second write)'],
     ['suppressed note', out('suppressed', { recordId: '123', attempts: 0 }), keylessNote, 'suppressed: an identical note on contact "zd-1" was already created as 123 (no new record): calls without an idempotencyKey are one within the 10 min dedupe window or the same time bucket (2026-12-01T10:00:00Z-2026-12-01T10:10:00Z)'],
-    ['suppressed upsert', out('suppressed', { recordId: '77', attempts: 0 }), keylessContact, 'suppressed: this write to contact "zd-1" was already made as 77 (no second write): calls without an idempotencyKey are one in the same time bucket (2026-12-01T10:00:00Z-2026-12-01T10:10:00Z), whatever their values: pass a new idempotencyKey to write changed values'],
+    ['suppressed upsert', out('suppressed', { recordId: '77', attempts: 0 }), keylessContact, 'suppressed: this write to contact "zd-1" was already made as 77 (no second write): the same values with the same occurredAt (2026-12-01T10:03:00.690Z) were already written; changed values, or a later occurredAt, are written'],
     ['in flight', out('in_flight', { attempts: 0 }), note, 'in_flight: another call with this key is still being written, and this one wrote nothing: wait a few seconds, then call get_outcome with key "v1:e:abc" (or retry with the same idempotencyKey)'],
     ['failed, retryable', out('failed', { error: crmError }), note, 'failed: 503 Service Unavailable; retry later with the same idempotencyKey: it will not write twice'],
     ['failed, permanent', out('failed', { error: { ...crmError, retryable: false, message: 'parent contact missing' } }), note, 'failed: parent contact missing; fix the cause, then retry with the same idempotencyKey'],

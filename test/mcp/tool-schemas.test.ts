@@ -36,9 +36,10 @@ describe('toolSpecs', () => {
     expect(tool('create_note').description).toBe(
       'Create a HubSpot note on a contact or company record, found by its externalId. A repeated call with the same idempotencyKey returns the first result (status "replayed") and creates nothing, even when the text differs. Without a key, an identical note on the same record within 10 min is suppressed. Allowed fields: hs_note_body, hs_timestamp.',
     );
-    expect(toolSpecs(objects, { crm: 'HubSpot', windowMs: 0 })[2]!.description).toContain('Without a key, only the same time bucket protects it.');
-    expect(tool('upsert_contact').description).toContain('without one, a second write to the same record in the same 10 min time bucket is suppressed, whatever its values');
-    expect(toolSpecs(objects, { crm: 'HubSpot', windowMs: 0, bucketMs: 3_600_000 })[0]!.description).toContain('in the same 60 min time bucket');
+    expect(toolSpecs(objects, { crm: 'HubSpot', windowMs: 0 })[2]!.description).toContain('Without a key, only the same 10 min time bucket protects it.');
+    expect(toolSpecs(objects, { crm: 'HubSpot', windowMs: 0, bucketMs: 3_600_000 })[2]!.description).toContain('only the same 60 min time bucket');
+    expect(tool('upsert_contact').description).toContain('Without a key, a call whose values the record already holds is "unchanged" and sends nothing, and changed values are always written (the latest call wins).');
+    expect(tool('upsert_contact').description).not.toContain('bucket');
   });
 
   it('refuses an object name that makes no valid tool name', () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { childKey, deriveKey, eventKey, fingerprintOf, MAX_KEY_LENGTH, periodBucket } from '../../src/key.js';
+import { childKey, deriveKey, eventKey, fieldsHash, fingerprintOf, MAX_KEY_LENGTH, periodBucket } from '../../src/key.js';
 
 const base = { source: 'zendesk', op: 'upsert' as const, object: 'contact', externalId: 'zd-1' };
 
@@ -22,11 +22,28 @@ describe('deriveKey', () => {
     expect(keys.size).toBe(5);
   });
 
-  it('buckets keyless actions by event time, not run time', () => {
-    const at = (iso: string) => deriveKey({ ...base, occurredAt: iso }, { bucketMs: 600_000, now: () => Math.random() * 1e12 });
-    expect(at('2026-11-29T10:01:00Z')).toBe(at('2026-11-29T10:09:59Z'));
+  it('buckets keyless creates by event time, not run time', () => {
+    const note = { source: 'zendesk', op: 'create' as const, object: 'note', target: { object: 'contact', externalId: 'zd-1' } };
+    const at = (iso: string, fields = {}) => deriveKey({ ...note, occurredAt: iso, fields }, { bucketMs: 600_000, now: () => Math.random() * 1e12 });
+    expect(at('2026-11-29T10:01:00Z')).toBe(at('2026-11-29T10:09:59Z', { hs_note_body: 'other model text' }));
     expect(at('2026-11-29T10:01:00Z')).not.toBe(at('2026-11-29T10:10:00Z'));
     expect(at('2026-11-29T10:01:00Z')).toMatch(/^v1:f:/);
+  });
+
+  it('keys a keyless upsert by its exact event time and its values: a correction is a new key, a repeat the same', () => {
+    const at = (iso: string, fields: Record<string, string>) => deriveKey({ ...base, occurredAt: iso, fields }, { bucketMs: 600_000, now: () => Math.random() * 1e12 });
+    const first = at('2026-11-29T10:00:00Z', { lifecyclestage: 'lead', email: 'a@x.test' });
+    expect(first).toMatch(/^v1:u:/);
+    expect(at('2026-11-29T10:00:00Z', { email: 'a@x.test', lifecyclestage: 'lead' })).toBe(first);
+    expect(at('2026-11-29T10:00:00Z', { lifecyclestage: 'customer', email: 'a@x.test' })).not.toBe(first);
+    expect(at('2026-11-29T10:02:00Z', { lifecyclestage: 'lead', email: 'a@x.test' })).not.toBe(first);
+    expect(deriveKey({ ...base, occurredAt: '2026-11-29T10:00:00Z' })).toBe(deriveKey({ ...base, occurredAt: '2026-11-29T10:00:00Z', fields: {} }));
+  });
+
+  it('hashes fields whatever their order, and tells values apart', () => {
+    expect(fieldsHash({ a: 1, b: 'x' })).toBe(fieldsHash({ b: 'x', a: 1 }));
+    expect(fieldsHash({ a: 1 })).not.toBe(fieldsHash({ a: '1' }));
+    expect(fieldsHash({ a: null })).not.toBe(fieldsHash({}));
   });
 
   it('uses the clock only for keyless actions with no time at all', () => {

@@ -138,6 +138,71 @@ describe('the dedupe window runs on event time, for creates only', () => {
   });
 });
 
+describe('a keyless upsert is never bucketed away: a correction is written', () => {
+  const stage = (at: number, lifecyclestage: string, extra: Record<string, unknown> = {}) =>
+    ({ source: 'scorer', occurredAt: new Date(at).toISOString(), op: 'upsert', object: 'contact', externalId: 'zd-1', fields: { lifecyclestage }, ...extra });
+
+  it('writes lead at 10:00 then customer at 10:02 (same bucket), across calls: the CRM ends customer', async () => {
+    const { crm, ledger, clock } = await seeded();
+    const sync = worker({ crm, ledger, clock });
+    expect((await sync.apply(stage(T0, 'lead'))).status).toBe('updated');
+    clock.t += 2 * MIN;
+    const calls = crm.calls.upsert;
+    expect((await sync.apply(stage(T0 + 2 * MIN, 'customer'))).status).toBe('updated');
+    expect(crm.calls.upsert).toBe(calls + 1);
+    expect(crm.records('contact')).toHaveLength(1);
+    expect(crm.records('contact')[0]!.fields.lifecyclestage).toBe('customer');
+  });
+
+  it('sends nothing for the same values a minute later (unchanged) or the same delivery again (suppressed)', async () => {
+    const { crm, ledger, clock } = await seeded();
+    const sync = worker({ crm, ledger, clock });
+    await sync.apply(stage(T0, 'lead'));
+    const calls = crm.adapter.apiCalls();
+    expect((await sync.apply(stage(T0 + MIN, 'lead'))).status).toBe('unchanged');
+    expect((await sync.apply(stage(T0, 'lead'))).status).toBe('suppressed');
+    expect(crm.adapter.apiCalls()).toBe(calls);
+  });
+
+  it('applies several keyless upserts of one record in one call in event-time order, input order breaking ties: one write, the latest value wins', async () => {
+    const { crm, ledger, clock } = await seeded();
+    const sync = worker({ crm, ledger, clock });
+    const calls = crm.calls.upsert;
+    const out = await sync.applyMany([stage(T0 + 2 * MIN, 'customer'), stage(T0, 'lead'), stage(T0 + MIN, 'opportunity')]);
+    expect(statuses(out)).toEqual(['updated', 'updated', 'updated']);
+    expect(crm.calls.upsert).toBe(calls + 1);
+    expect(crm.records('contact')[0]!.fields.lifecyclestage).toBe('customer');
+    // The record's mark is the latest event's: the same value again is unchanged, the older one is a change.
+    const after = crm.adapter.apiCalls();
+    expect((await sync.apply(stage(T0 + 3 * MIN, 'customer'))).status).toBe('unchanged');
+    expect(crm.adapter.apiCalls()).toBe(after);
+    const tie = await sync.applyMany([stage(T0 + 4 * MIN, 'lead'), stage(T0 + 4 * MIN, 'evangelist')]);
+    expect(statuses(tie)).toEqual(['updated', 'updated']);
+    expect(crm.records('contact')[0]!.fields.lifecyclestage).toBe('evangelist');
+  });
+
+  it('runs the same calls again with 0 API calls: every key already done', async () => {
+    const { crm, ledger, clock } = await seeded();
+    const sync = worker({ crm, ledger, clock });
+    const calls = [stage(T0, 'lead'), stage(T0 + 2 * MIN, 'customer')];
+    await sync.applyMany(calls);
+    const before = crm.adapter.apiCalls();
+    expect(statuses(await sync.applyMany(calls))).toEqual(['suppressed', 'suppressed']);
+    expect(crm.adapter.apiCalls()).toBe(before);
+    expect(crm.records('contact')[0]!.fields.lifecyclestage).toBe('customer');
+  });
+
+  it('keeps a keyed upsert replayed, whatever its values, and a keyless create suppressed in its bucket', async () => {
+    const { crm, ledger, clock } = await seeded();
+    const sync = worker({ crm, ledger, clock });
+    await sync.apply(stage(T0, 'lead', { eventId: 'evt-7' }));
+    expect((await sync.apply(stage(T0, 'customer', { eventId: 'evt-7' }))).status).toBe('replayed');
+    expect(crm.records('contact')[0]!.fields.lifecyclestage).toBe('lead');
+    expect((await sync.apply(keylessNote(T0, 'digest'))).status).toBe('created');
+    expect((await sync.apply(keylessNote(T0 + 2 * MIN, 'digest, reworded'))).status).toBe('suppressed');
+  });
+});
+
 describe('every held claim is kept alive while its holder works', () => {
   it('runs a 1.5 s model call once across two workers with a 400 ms lease', async () => {
     const crm = memoryCrm();
