@@ -3,10 +3,14 @@
  * CRM did not answer (5xx, timeouts, connection resets or refusals, 429s), the CRM is taken to be
  * down. From then on such a job goes back to wait without spending an attempt, and the queue's
  * job fetching is paused for every worker of the queue: `firstPauseMs`, doubling per pause up to
- * `maxPauseMs`, while the CRM stays down. The first job that gets an answer (it completes, or
- * fails for a reason of its own) ends the outage. So a CRM down for an hour costs each job at most
- * the attempts spent before the outage was seen, and fills no failed set.
+ * `maxPauseMs`, while the CRM stays down. Only a job that got an answer from the CRM (a record
+ * written, a refusal of its own) ends the outage: a chunk job whose failed lines all went
+ * unanswered counts as one more unanswered job, and a job that made no request at all (a gate, a
+ * replay, values already written) says nothing either way. So a CRM down for an hour costs each
+ * job at most the attempts spent before the outage was seen, and fills no failed set, whatever
+ * else is on the queue.
  */
+import { PARENT_DEFERRED, PARENT_NOT_FOUND } from '../engine/defer.js';
 
 export interface OutageOptions {
   /** Event jobs in a row that got no answer from the CRM before it counts as down. Default 3. */
@@ -62,4 +66,26 @@ export function outageRule(options: OutageOptions | false | undefined, pause: (m
       pausedUntil = 0;
     },
   };
+}
+
+/** What a job's outcomes say of the CRM: it answered, it did not, or nothing (no request was needed). */
+export type CrmEvidence = 'answered' | 'unanswered' | 'none';
+
+interface Evidence {
+  status: string;
+  error?: { retryable?: boolean; vendorCode?: string };
+}
+
+/** An activity failed for its parent's sake (absent, or held back): no request of its own was answered or not. */
+const PARENT_CODES = new Set([PARENT_NOT_FOUND, PARENT_DEFERRED]);
+
+export function evidenceOf(outcomes: readonly Evidence[]): CrmEvidence {
+  let unanswered = false;
+  for (const o of outcomes) {
+    if (o.status === 'created' || o.status === 'updated') return 'answered';
+    if (o.status !== 'failed' || PARENT_CODES.has(o.error?.vendorCode ?? '')) continue;
+    if (o.error?.retryable === true) unanswered = true;
+    else return 'answered';
+  }
+  return unanswered ? 'unanswered' : 'none';
 }

@@ -24,6 +24,7 @@ import type { LedgerBackend } from '../ledger/types.js';
 import type { Outcome } from '../outcome.js';
 import type { Coalescer } from './coalesce.js';
 import type { EventJobData } from './jobs.js';
+import { evidenceOf, type CrmEvidence } from './outage.js';
 
 /** A source's handler module's default export: the event's payload in, CRM actions out. */
 export type EventHandler = (payload: unknown, ctx: HandleContext) => Promise<readonly HandlerAction[] | void> | readonly HandlerAction[] | void;
@@ -109,6 +110,13 @@ export class CrmUnanswered extends Error {
   override name = 'CrmUnanswered';
 }
 
+/** A run that failed for reasons of its own; `evidence` says whether the CRM answered any of its requests. */
+export class EventFailed extends Error {
+  constructor(message: string, readonly evidence: CrmEvidence) {
+    super(message);
+  }
+}
+
 /**
  * Every failure is retryable (a 5xx, a timeout, a reset or refusal, a 429), or an activity whose
  * parent record of this event failed so: nothing the event itself holds is wrong.
@@ -164,7 +172,7 @@ export async function runEventJob(ctx: EventRunContext, job: Job, token: string 
       throw new RateLimitError();
     }
     if (onlyUnanswered(result, actions)) throw new CrmUnanswered(failureReason(result));
-    throw new Error(failureReason(result));
+    throw new EventFailed(failureReason(result), evidenceOf(result.outcomes));
   }
   return {
     key: result.key,

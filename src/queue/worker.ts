@@ -8,13 +8,14 @@
  */
 import { DelayedError, Queue, RateLimitError, UnrecoverableError, Worker, type Job } from 'bullmq';
 import type { Sync } from '../engine/index.js';
+import type { Outcome } from '../outcome.js';
 import { ledgerClock } from '../ledger/clock.js';
 import { coalescer, type Coalescer } from './coalesce.js';
 import { CHUNK_JOB, EVENT_JOB } from './jobs.js';
-import { outageRule, type OutageOptions, type OutagePause } from './outage.js';
+import { evidenceOf, outageRule, type OutageOptions, type OutagePause, type OutageRule } from './outage.js';
 import { DEFAULT_RATE_LIMIT_WAIT_MS, type RateLimitSource } from './rate-limits.js';
 import { runChunkJob } from './run-chunk.js';
-import { CrmUnanswered, DEFAULT_PARENT_WAIT_MS, runEventJob, type EventHandler } from './run-event.js';
+import { CrmUnanswered, DEFAULT_PARENT_WAIT_MS, EventFailed, runEventJob, type EventHandler } from './run-event.js';
 import { bullOptions, type QueueTarget } from './target.js';
 
 export interface StartWorkerOptions {
@@ -95,6 +96,21 @@ class OutagePutBack extends RateLimitError {}
 /** BullMQ applies a manual rate limit only to workers with a limiter; this one never limits by itself. */
 const NO_LIMIT = { max: 1_000_000_000, duration: 1_000 };
 
+/**
+ * A job that returned: the CRM answered only if some outcome says so; a gate or a replay made no
+ * request and says nothing. A chunk whose failed lines all went unanswered is one more unanswered
+ * job: true when it is to go back to wait (the CRM is down), to run again, its written lines
+ * replayed and the rest taken over under their keys; before that it completes with them failed.
+ */
+async function judge(outage: OutageRule, result: Awaited<ReturnType<typeof runEventJob | typeof runChunkJob>>): Promise<boolean> {
+  const outcomes: Pick<Outcome, 'status' | 'error'>[] = 'outcomes' in result ? result.outcomes.map((o) => ('outcome' in o ? o.outcome : { status: o.status as Outcome['status'] })) : [];
+  const evidence = evidenceOf(outcomes);
+  if (evidence === 'answered') outage.answered();
+  if (evidence !== 'unanswered') return false;
+  const failed = outcomes.find((o) => o.status === 'failed' && o.error?.retryable);
+  return await outage.unanswered(`lines unanswered: ${failed?.error?.message ?? 'the CRM did not answer'}`);
+}
+
 function processor(o: StartWorkerOptions, queue: Queue, batch: Coalescer, active: { n: number }, stats: WorkerStats) {
   const { sync } = o;
   const inFlightDelayMs = o.inFlightDelayMs ?? 1_000;
@@ -131,10 +147,14 @@ function processor(o: StartWorkerOptions, queue: Queue, batch: Coalescer, active
           // The CRM is not (yet) taken to be down: an attempt like any other failure.
           throw err;
         }
-        if (!putBack) outage.answered();
+        // A failure of its own ends an outage only when the CRM answered some request of it (not a handler's or the ledger's error).
+        if (!putBack && err instanceof EventFailed && err.evidence === 'answered') outage.answered();
         throw err;
       }
-      outage.answered();
+      if (await judge(outage, result)) {
+        stats.unanswered += 1;
+        throw new OutagePutBack();
+      }
       if (o.holdWhen?.()) return await holdBack(job, token);
       return result;
     } catch (err) {

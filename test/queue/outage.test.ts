@@ -10,7 +10,8 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { queueConfigSchema } from '../../schemas/queue.js';
 import { createSync } from '../../src/engine/index.js';
 import { openLedger } from '../../src/ledger/index.js';
-import { outageRule, type OutagePause } from '../../src/queue/outage.js';
+import { CHUNK_JOB, type LinesChunkData } from '../../src/queue/jobs.js';
+import { evidenceOf, outageRule, type OutagePause } from '../../src/queue/outage.js';
 import type { EventHandler } from '../../src/queue/run-event.js';
 import { startWorker, type StartWorkerOptions } from '../../src/queue/worker.js';
 import { memoryCrm } from '../helpers/memory-crm.js';
@@ -53,6 +54,25 @@ describe('outageRule', () => {
       throw new Error('no pause when off');
     });
     for (let i = 0; i < 10; i++) expect(await rule.unanswered('503')).toBe(false);
+  });
+});
+
+describe('evidenceOf', () => {
+  const unanswered = { status: 'failed', error: { retryable: true } };
+  const refused = { status: 'failed', error: { retryable: false } };
+  const parentMissing = { status: 'failed', error: { retryable: true, vendorCode: 'PARENT_NOT_FOUND' } };
+  const heldBack = { status: 'failed', error: { retryable: true, vendorCode: 'PARENT_DEFERRED' } };
+  it.each<[string, { status: string; error?: { retryable?: boolean; vendorCode?: string } }[], string]>([
+    ['a record written', [{ status: 'created' }, unanswered], 'answered'],
+    ['a record updated', [{ status: 'updated' }], 'answered'],
+    ['a refusal of its own (4xx)', [unanswered, refused], 'answered'],
+    ['every failure a 5xx, timeout, reset or 429', [unanswered, unanswered, parentMissing], 'unanswered'],
+    ['no request needed (replayed, unchanged, suppressed)', [{ status: 'replayed' }, { status: 'unchanged' }, { status: 'suppressed' }], 'none'],
+    ['activities failed only for their parents', [parentMissing, heldBack], 'none'],
+    ['rejected input and lines another worker holds', [{ status: 'rejected', error: { retryable: false } }, { status: 'in_flight' }], 'none'],
+    ['nothing at all (a gate)', [], 'none'],
+  ])('%s', (_name, outcomes, evidence) => {
+    expect(evidenceOf(outcomes)).toBe(evidence);
   });
 });
 
@@ -123,6 +143,52 @@ describe.skipIf(redis === undefined)('a worker through a CRM outage', () => {
     let spent = 0;
     for (const job of await tq.queue.getCompleted()) spent += job.attemptsMade - 1;
     expect(spent).toBe(2);
+  });
+
+  it('sees the outage through file chunks interleaved with event jobs: no attempt spent once seen, no failed job, every line and event written once', async () => {
+    const OUTAGE_CALLS = 16;
+    const crm = memoryCrm();
+    crm.failNext('server_error', { times: OUTAGE_CALLS, op: 'upsert' });
+    const tq = testQueue(redis!);
+    const sync = createSync({ adapter: crm.adapter, ledger: openLedger(tq.ledgerUrl), leaseMs: 60_000, retry: { retries: 0 }, sleep: async () => undefined });
+    const handler: EventHandler = async (payload) => {
+      const n = (payload as { ticket: number }).ticket;
+      return [{ op: 'upsert', object: 'contact', externalId: `ev-${n}`, fields: { email: `ev${n}@example.com` } }];
+    };
+    const pauses: OutagePause[] = [];
+    const worker = startWorker({ sync, queue: tq.target, handlers: { tickets: handler }, concurrency: 1, lingerMs: 0, leaseMs: 60_000, outage: { afterJobs: 3, firstPauseMs: 50, maxPauseMs: 200 }, onOutagePause: (p) => pauses.push(p) });
+    cleanup.push(async () => {
+      await worker.close();
+      await sync.close();
+      await tq.drop();
+    });
+    const opts = { attempts: 2, backoff: { type: 'fixed' as const, delay: 20 } };
+    for (let i = 0; i < 4; i++) {
+      await addEvents(tq.queue, [ticketEvent(9_100 + i)], opts);
+      const chunk: LinesChunkData = { v: 1, kind: 'records', file: 'outage-file', index: i, lines: [{ line: i + 1, action: { source: 'file', eventId: `line-${i}`, op: 'upsert', object: 'contact', externalId: `line-${i}`, fields: { email: `line${i}@example.com` } } }] };
+      await tq.queue.add(CHUNK_JOB, chunk, { ...opts, jobId: `chunk-outage-${i}` });
+    }
+    await worker.ready();
+    await drained(tq.queue, 30_000);
+
+    expect(await tq.queue.getJobCounts('completed', 'failed')).toEqual({ completed: 8, failed: 0 });
+    let spent = 0;
+    for (const job of await tq.queue.getCompleted()) spent += job.attemptsMade - 1;
+    // Only the first event job spent an attempt: the chunk after it and the event after that made three unanswered jobs.
+    expect(spent).toBe(1);
+    expect(pauses[0]).toMatchObject({ pauseMs: 50, unansweredJobs: 3 });
+    // The chunk that ran before the outage was seen completed with its line failed; every later one went back and ran once the CRM answered.
+    const chunkLines = new Map<string, string[]>();
+    for (const job of await tq.queue.getCompleted()) {
+      if (job.name === CHUNK_JOB) chunkLines.set(job.id!, (job.returnvalue as { outcomes: { outcome: { status: string } }[] }).outcomes.map((o) => o.outcome.status));
+    }
+    expect(Object.fromEntries(chunkLines)).toEqual({ 'chunk-outage-0': ['failed'], 'chunk-outage-1': ['created'], 'chunk-outage-2': ['created'], 'chunk-outage-3': ['created'] });
+    expect(crm.records('contact').map((r) => r.externalId).sort()).toEqual(['ev-9100', 'ev-9101', 'ev-9102', 'ev-9103', 'line-1', 'line-2', 'line-3']);
+    expect(crm.calls.upsert).toBe(OUTAGE_CALLS + 7);
+    // Nothing lost: the failed line is kept with its action and written by a retry.
+    const failed = await sync.ledger.list({ status: 'failed' });
+    expect((await sync.retryStored(failed)).map((o) => o.status)).toEqual(['created']);
+    expect(crm.records('contact').filter((r) => r.externalId.startsWith('line-'))).toHaveLength(4);
   });
 
   it('with the rule off, the same outage leaves jobs in the failed set', async () => {
