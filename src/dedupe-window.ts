@@ -7,15 +7,16 @@
  * Event time is cut into cells of `windowMs`: two creates within the window of each other are in
  * the same cell or in neighbouring ones. A create takes a pending slot in its own cell (held for
  * the claim's lease, renewed by the lease keeper while it writes) and probes the two neighbours;
- * a slot names its owner's key and event time, so a holder whose event is farther than the window
- * does not count. The slot is confirmed (kept for `keepMs`) only once the CRM confirmed the
- * write; a failed write releases it, so the retry is not suppressed. Creates without `occurredAt`
- * (only with `requireOccurredAt: false`) use the time they are applied, which is all the window
- * can protect them by.
+ * a slot names its owner's process, key and event time, so a holder whose event is farther than
+ * the window does not count. The slot is confirmed (kept for `keepMs`) only once the CRM confirmed
+ * the write; a failed write releases it, so the retry is not suppressed. Creates without
+ * `occurredAt` (only with `requireOccurredAt: false`) use the time they are applied, which is all
+ * the window can protect them by.
  */
 import { createHash } from 'node:crypto';
 import type { LedgerBackend, WindowSlot } from './ledger/types.js';
 import type { KeyedAction } from './key.js';
+import { ownerId } from './owner.js';
 
 /** The slot family of an action's identity (cells are appended). */
 export function windowId(crm: string, action: KeyedAction): string {
@@ -59,8 +60,30 @@ export interface DedupeWindowOptions {
   keepMs: number;
 }
 
-const ownerOf = (c: WindowCandidate) => `${c.key}@${c.at}`;
-const eventTimeOf = (owner: string) => Number(owner.slice(owner.lastIndexOf('@') + 1));
+/** Who holds a slot, as its owner names it. */
+export interface SlotHolder {
+  key: string;
+  /** Event time, epoch ms. */
+  at: number;
+  /** `host pid start` (src/owner.ts); absent in a slot stored without it. */
+  process?: string;
+}
+
+/**
+ * A slot's owner: the holding process, then the holder's key and event time (`key@at`). Slots
+ * stored before the process was recorded are `key@at` alone. The event time stays after the last
+ * `@`, where every version reads it, so no stored slot needs migrating.
+ */
+export const slotOwner = (key: string, at: number, process: string = ownerId()): string => `${process} ${key}@${at}`;
+
+export function parseSlotOwner(owner: string): SlotHolder {
+  const space = owner.lastIndexOf(' ');
+  const action = owner.slice(space + 1);
+  const sign = action.lastIndexOf('@');
+  return { key: action.slice(0, sign), at: Number(action.slice(sign + 1)), ...(space > 0 ? { process: owner.slice(0, space) } : {}) };
+}
+
+const ownerOf = (c: WindowCandidate) => slotOwner(c.key, c.at);
 
 /**
  * Groups identical candidates of one call: each joins the first earlier one (by event time) of the
@@ -89,7 +112,7 @@ export function dedupeWindow(ledger: LedgerBackend, options: DedupeWindowOptions
   const cell = (at: number) => Math.floor(at / windowMs);
   /** What a slot held by someone else means for a candidate at `at`. */
   const judge = (slot: WindowSlot, at: number): WindowVerdict => {
-    if (slot.acquired || Math.abs(eventTimeOf(slot.owner) - at) > windowMs) return 'go';
+    if (slot.acquired || Math.abs(parseSlotOwner(slot.owner).at - at) > windowMs) return 'go';
     return slot.confirmed ? 'suppressed' : 'in_flight';
   };
   return {
