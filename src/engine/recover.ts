@@ -1,14 +1,17 @@
 /**
  * Recovering create-only activities: when a create may already have happened (an ambiguous
- * failure after the request left, a takeover of a dead worker's claim, or a ledger that cannot
- * vouch for its history), those groups' keys are looked up in the CRM first (read-after-write,
- * never search alone); a found key is this action's record (`created`), and only the rest is
- * sent. A group looked up on its parent and not found is no longer suspect: it is sent without
- * another lookup unless a later failure makes it suspect again. So is a group whose parent the
- * lookup read and found absent: an activity is created attached to its parent, and a parent
- * that does not exist has nothing attached (its activity fails as parent-missing, surely unsent).
+ * failure after the request left, a takeover of a dead worker's claim or window slot, or a ledger
+ * that cannot vouch for its history), those groups' keys are looked up in the CRM first
+ * (read-after-write, never search alone); a found key is this action's record (`created`), and
+ * only the rest is sent. A keyless create that passed over dead holders' window slots is looked up
+ * by their keys too: an identical create of theirs that committed is its record. A group looked up
+ * on its parent and not found is no longer suspect: it is sent without another lookup unless a
+ * later failure makes it suspect again. So is a group whose parent the lookup read and found
+ * absent: an activity is created attached to its parent, and a parent that does not exist has
+ * nothing attached (its activity fails as parent-missing, surely unsent).
  */
 import { parentMemoKey, type ActivityWrite } from '../adapter.js';
+import { extend } from '../extend.js';
 import type { EngineContext } from './types.js';
 import type { Round } from './round.js';
 
@@ -19,15 +22,22 @@ import type { Round } from './round.js';
 const nothingAttached = (round: Round, parent: string): boolean =>
   round.context.memo.has(parent) || (round.context.absent?.has(parent) === true && !round.suspicion.heldAbsent.has(parent));
 
+/** The keys group `i` is looked up by: its own (unless the CRM upserts activities on it) and its dead window holders'. */
+function keysOf(ctx: EngineContext, round: Round, i: number): string[] {
+  const own = ctx.adapter.capabilities.nativeActivityUpsert ? [] : [round.writes[i]!.key];
+  return [...own, ...(round.groups[i]![0]!.deadHolderKeys ?? [])];
+}
+
 /** Returns false when nothing is left to send. */
 export async function recoverCreated(ctx: EngineContext, round: Round, call: <T>(fn: () => Promise<T>) => Promise<T>): Promise<boolean> {
   const { suspect, inherited } = round.suspicion;
-  const looked = round.open().filter((i) => suspect.has(round.groups[i]!));
-  if (round.batch.op !== 'create' || looked.length === 0 || ctx.adapter.capabilities.nativeActivityUpsert) return round.open().length > 0;
-  const found = await call(() => ctx.adapter.findActivities(round.batch.object, looked.map((i) => round.writes[i] as ActivityWrite), round.context));
+  const looked = round.batch.op === 'create' ? round.open().filter((i) => suspect.has(round.groups[i]!) && keysOf(ctx, round, i).length > 0) : [];
+  if (looked.length === 0) return round.open().length > 0;
+  const lookups = looked.flatMap((i) => keysOf(ctx, round, i).map((key) => extend(round.writes[i] as ActivityWrite, { key })));
+  const found = await call(() => ctx.adapter.findActivities(round.batch.object, lookups, round.context));
   for (const i of looked) {
     const write = round.writes[i] as ActivityWrite;
-    const recordId = found.get(write.key);
+    const recordId = keysOf(ctx, round, i).map((key) => found.get(key)).find((id) => id !== undefined);
     if (recordId) round.results[i] = { ok: true, recordId, created: true };
     else if (nothingAttached(round, parentMemoKey(write.parent.object, write.parent.externalId))) {
       suspect.delete(round.groups[i]!);

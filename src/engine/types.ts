@@ -55,6 +55,11 @@ export interface Held extends Planned {
   readonly ledgerParentId?: string;
   /** The pending dedupe-window slot this item holds. */
   readonly slot?: HeldSlot;
+  /**
+   * Keyless creates: the keys of dead holders of pending window slots this one passed over
+   * (identical creates in the window that may have committed), looked up with its own key.
+   */
+  readonly deadHolderKeys?: readonly string[];
 }
 
 export interface Decided {

@@ -106,5 +106,44 @@ describe('crm-upsert mcp over stdio', () => {
         await again.client.close();
       }
     });
+
+    it('answers a keyless retry at once after the server was killed once the CRM committed the note, finding it instead of writing a second', async () => {
+      const tag = prefix('keyless');
+      // The CLI's own lease (60 s): what the retry must not wait out.
+      const cliLease = writeHubSpotConfig(tempDir('crm-upsert-mcp-keyless-'), server.basePath);
+      const first = await stdioServer(cliLease, 'keyless-agent');
+      const parent = await contactFor(first.client, tag);
+      const args = { target: { object: 'contact', externalId: parent }, fields: { hs_note_body: `${tag} first model output`, hs_timestamp: TIMESTAMP } };
+      const dispatch = fake.core.dispatch.bind(fake.core);
+      fake.core.dispatch = async (req) => {
+        const answer = await dispatch(req);
+        // Committed in the CRM; the server dies before the answer reaches it.
+        if (req.path.endsWith('/notes/batch/create')) process.kill(first.transport.pid!, 'SIGKILL');
+        return answer;
+      };
+      try {
+        expect(await call(first.client, 'create_note', args).then(() => 'answered', () => 'connection lost')).toBe('connection lost');
+      } finally {
+        fake.core.dispatch = dispatch;
+      }
+      const notes = notesWith(fake, tag);
+      expect(notes).toHaveLength(1);
+
+      const again = await stdioServer(cliLease, 'keyless-agent');
+      try {
+        const before = fake.counts();
+        const started = Date.now();
+        const retried = await call(again.client, 'create_note', { ...args, fields: { ...args.fields, hs_note_body: `${tag} second model output` } });
+        const took = Date.now() - started;
+        expect(retried.structured).toMatchObject({ status: 'created', recordId: notes[0]!.id });
+        expect(took).toBeLessThan(5_000);
+        const sent = Object.entries(fake.counts()).flatMap(([endpoint, n]) => (n > (before[endpoint] ?? 0) ? [[endpoint, n - (before[endpoint] ?? 0)]] : []));
+        // One lookup (the contact's notes, then their keys) and no create.
+        expect(sent).toEqual([['POST /crm/v4/associations/contacts/notes/batch/read', 1], ['POST /crm/v3/objects/notes/batch/read', 1]]);
+        expect(notesWith(fake, tag).map((n) => n.properties.hs_note_body)).toEqual([`${tag} first model output`]);
+      } finally {
+        await again.client.close();
+      }
+    });
   });
 });

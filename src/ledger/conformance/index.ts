@@ -11,6 +11,7 @@
  */
 import type { LedgerBackend } from '../types.js';
 import { claimTableSuite } from './claim-table.js';
+import { deadHoldersSuite } from './dead-holders.js';
 import { entriesSuite } from './entries.js';
 import { fencingSuite } from './fencing.js';
 import { lookupSuite } from './lookup.js';
@@ -54,6 +55,7 @@ export function ledgerConformance(name: string, factory: () => Promise<LedgerBac
     lookupSuite(ctx);
     marksSuite(ctx);
     windowSuite(ctx);
+    deadHoldersSuite(ctx);
     storageSuite(ctx);
   });
 }

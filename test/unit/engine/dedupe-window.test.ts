@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest';
+import { parseSlotOwner, slotOwner } from '../../../src/dedupe-window.js';
 import { createSync } from '../../../src/engine/index.js';
 import { memoryLedger } from '../../../src/ledger/memory.js';
+import { ownerId } from '../../../src/owner.js';
 import { memoryCrm } from '../../helpers/memory-crm.js';
 
 const T0 = Date.parse('2026-11-29T10:00:00Z');
@@ -103,5 +105,20 @@ describe('dedupe window', () => {
     const b = await sync.apply({ ...keylessNote(clock.t, 'two'), eventId: 'e2' });
     expect([a.status, b.status]).toEqual(['created', 'created']);
     expect(crm.activities('note')).toHaveLength(2);
+  });
+});
+
+describe('slot owners', () => {
+  it.each([
+    ['this process', slotOwner('v1:f:abc', T0), { key: 'v1:f:abc', at: T0, process: ownerId() }],
+    ['a process whose start time is unknown', slotOwner('v1:f:abc', T0, 'host#x 42'), { key: 'v1:f:abc', at: T0, process: 'host#x 42' }],
+    ['a slot stored before the process was recorded', `v1:f:abc@${T0}`, { key: 'v1:f:abc', at: T0 }],
+  ])('names the holder of %s', (_name, owner, holder) => {
+    expect(parseSlotOwner(owner)).toEqual(holder);
+  });
+
+  it('keeps the event time after the last @, where earlier versions read it', () => {
+    const owner = slotOwner('v1:f:abc', T0);
+    expect(Number(owner.slice(owner.lastIndexOf('@') + 1))).toBe(T0);
   });
 });

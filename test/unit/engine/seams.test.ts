@@ -8,6 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { createSync, type HandleContext, type Outcome, type SyncOptions } from '../../../src/engine/index.js';
 import { memoryLedger } from '../../../src/ledger/memory.js';
 import type { LedgerBackend } from '../../../src/ledger/types.js';
+import { slotOwner, windowId } from '../../../src/dedupe-window.js';
 import { formatOwner, hostId, ownerId, processStart } from '../../../src/owner.js';
 import { memoryCrm, type MemoryCrmOptions } from '../../helpers/memory-crm.js';
 
@@ -327,6 +328,78 @@ describe('a claim held by a dead process on this host is taken over at once', ()
       expect((await ledger.get(key.key))!.owner).toBe(ownerId());
     }
     expect(crm.activities('note')).toHaveLength(expected === 'created' ? 1 : 0);
+  });
+});
+
+describe('a window slot held by a dead process on this host is taken over at once', () => {
+  const deadPid = () => spawnSync(process.execPath, ['-e', '']).pid!;
+  const holders: [string, () => string, 'created' | 'in_flight'][] = [
+    ['a dead pid on this host', () => formatOwner({ host: hostId(), pid: deadPid(), start: '1' }), 'created'],
+    ['a live process on this host', () => formatOwner({ host: hostId(), pid: process.ppid, start: processStart(process.ppid) }), 'in_flight'],
+    ['a process on another host', () => formatOwner({ host: 'elsewhere', pid: deadPid(), start: '1' }), 'in_flight'],
+  ];
+
+  /**
+   * A killed worker's keyless note: its entry and pending slot held for an hour, and the note it
+   * sent committed in the CRM before it died. Returns the note's id.
+   */
+  async function killedAfterCommit(setup: Awaited<ReturnType<typeof seeded>>, sync: ReturnType<typeof worker>, at: number, holder: string): Promise<string> {
+    const { crm, ledger, clock } = setup;
+    const prepared = sync.prepare(keylessNote(at, 'first model output'));
+    if (!prepared.ok) throw prepared.error;
+    const { action } = prepared;
+    await ledger.claim([{ key: prepared.key, fingerprint: prepared.fingerprint, leaseMs: 60 * MIN, owner: holder }], clock.t);
+    const cell = Math.floor(at / (10 * MIN));
+    await ledger.windowAcquire([{ id: `${windowId(crm.adapter.name, action)}:${cell}`, owner: slotOwner(prepared.key, at, holder), ttlMs: 60 * MIN }], clock.t);
+    const [written] = await crm.adapter.createActivities('note', [{ key: prepared.key, object: 'note', parent: action.target!, fields: action.fields }]);
+    return written!.ok ? written!.recordId : '';
+  }
+
+  it.each(holders)('the same key in the same cell, held by %s', async (_name, holder, expected) => {
+    const setup = await seeded();
+    const { crm, clock } = setup;
+    const sync = worker({ ...setup, verifyCreates: 'after-failure' });
+    const noteId = await killedAfterCommit(setup, sync, T0 + MIN, holder());
+    const creates = crm.calls.create;
+    clock.t += 20_000;
+    const retried = await sync.apply(keylessNote(T0 + MIN + 20_000, 'second model output'));
+    expect(retried.status).toBe(expected);
+    if (expected === 'created') expect(retried.recordId).toBe(noteId);
+    expect(crm.calls.find).toBe(expected === 'created' ? 1 : 0);
+    expect(crm.calls.create).toBe(creates);
+    expect(crm.activities('note').map((n) => n.fields.body)).toEqual(['first model output']);
+  });
+
+  it.each(holders)('another key across a bucket boundary, held by %s in the cell before', async (_name, holder, expected) => {
+    const setup = await seeded();
+    const { crm, ledger, clock } = setup;
+    const sync = worker({ ...setup, verifyCreates: 'after-failure' });
+    const noteId = await killedAfterCommit(setup, sync, T0 - 5_000, holder());
+    const creates = crm.calls.create;
+    clock.t += 10_000;
+    const retried = await sync.apply(keylessNote(T0 + 5_000, 'second model output'));
+    expect(retried.status).toBe(expected);
+    expect(crm.calls.create).toBe(creates);
+    expect(crm.activities('note')).toHaveLength(1);
+    if (expected === 'in_flight') return;
+    // Found by the dead holder's key: its note is this action's record, and the window stays closed.
+    expect(retried.recordId).toBe(noteId);
+    expect(crm.calls.find).toBe(1);
+    expect((await ledger.get(retried.key))!.status).toBe('completed');
+    expect((await sync.apply(keylessNote(T0 + 9_000, 'third model output'))).status).toBe('suppressed');
+  });
+
+  it('looks a dead holder of another key up where the CRM upserts activities on their key', async () => {
+    const setup = await seeded({ nativeActivityUpsert: true });
+    const { crm, clock } = setup;
+    const sync = worker({ ...setup, verifyCreates: 'after-failure' });
+    const noteId = await killedAfterCommit(setup, sync, T0 - 5_000, formatOwner({ host: hostId(), pid: deadPid(), start: '1' }));
+    const creates = crm.calls.create;
+    clock.t += 10_000;
+    const retried = await sync.apply(keylessNote(T0 + 5_000, 'second model output'));
+    expect(retried).toMatchObject({ status: 'created', recordId: noteId });
+    expect(crm.calls).toMatchObject({ find: 1, create: creates });
+    expect(crm.activities('note')).toHaveLength(1);
   });
 });
 
