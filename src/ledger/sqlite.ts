@@ -172,6 +172,22 @@ function lookup(db: Database.Database): (keys: readonly string[]) => (LedgerEntr
   return fn;
 }
 
+/** heldBy: the entry each mark names (a claim's `holds`), one join per id inside one deferred transaction. */
+const holderReads = new WeakMap<Database.Database, (ids: readonly string[]) => (LedgerEntry | null)[]>();
+function holders(db: Database.Database): (ids: readonly string[]) => (LedgerEntry | null)[] {
+  let fn = holderReads.get(db);
+  if (!fn) {
+    const one = db.prepare<[string], StoredRow>('SELECT e.* FROM marks m JOIN entries e ON e.key = m.value WHERE m.id = ?');
+    const tx = db.transaction((ids: readonly string[]) => ids.map((id) => {
+      const row = one.get(id);
+      return row ? entryFromRow(row) : null;
+    }));
+    fn = (ids) => (ids.length === 0 ? [] : tx.deferred(ids));
+    holderReads.set(db, fn);
+  }
+  return fn;
+}
+
 /** The embedded ledger on better-sqlite3 (WAL, `BEGIN IMMEDIATE` per batch). */
 export function sqliteLedger(options: SqliteLedgerOptions): LedgerBackend {
   const busyTimeoutMs = options.busyTimeoutMs ?? 5000;
@@ -202,6 +218,7 @@ export function sqliteLedger(options: SqliteLedgerOptions): LedgerBackend {
       return row ? entryFromRow(row) : null;
     }),
     getMany: (keys: readonly string[]) => read('getMany', keys.map(() => null) as (LedgerEntry | null)[], (d) => lookup(d)(keys)),
+    heldBy: (ids: readonly string[]) => read('heldBy', ids.map(() => null) as (LedgerEntry | null)[], (d) => holders(d)(ids)),
     list: (opts: ListOptions = {}) => read('list', [] as LedgerEntry[], (d) => {
       const where: string[] = [];
       const params: (string | number)[] = [];
@@ -229,7 +246,7 @@ export function sqliteLedger(options: SqliteLedgerOptions): LedgerBackend {
   return writableLedger(db, checkFile, reads);
 }
 
-type Reads = Pick<LedgerBackend, 'get' | 'list' | 'close'> & Required<Pick<LedgerBackend, 'getMany'>> & Required<Pick<LedgerBackend, 'isDurable'>>;
+type Reads = Pick<LedgerBackend, 'get' | 'list' | 'close'> & Required<Pick<LedgerBackend, 'getMany' | 'heldBy' | 'isDurable'>>;
 
 function writableLedger(db: Database.Database, checkFile: () => void, reads: Reads): LedgerBackend {
   const q = {
@@ -284,6 +301,12 @@ function writableLedger(db: Database.Database, checkFile: () => void, reads: Rea
       const mark = q.mark.get(req.markId);
       if (mark) result.mark = mark.value;
     }
+    return holding(req, result);
+  };
+
+  // After the mark was read: a claim reports the marks as they were before it.
+  const holding = (req: ClaimRequest, result: ClaimResult): ClaimResult => {
+    if (result.outcome === 'claimed' && req.holds !== undefined) q.setMark.run(req.holds, req.key);
     return result;
   };
 
@@ -294,7 +317,7 @@ function writableLedger(db: Database.Database, checkFile: () => void, reads: Rea
     const result: ClaimResult = { key: req.key, outcome: 'claimed', token: entry.token, entry };
     const mark = req.markId === undefined ? undefined : q.mark.get(req.markId);
     if (mark) result.mark = mark.value;
-    return result;
+    return holding(req, result);
   };
 
   const acquireOne = (r: WindowAcquireRequest, now: number): WindowSlot => {
