@@ -260,6 +260,9 @@ function writableLedger(db: Database.Database, checkFile: () => void, reads: Rea
       $created_at, $updated_at, $expires_at, $owner) ON CONFLICT (key) DO NOTHING`),
     mark: db.prepare<[string], { value: string }>('SELECT value FROM marks WHERE id = ?'),
     setMark: db.prepare('INSERT INTO marks (id, value) VALUES (?, ?) ON CONFLICT (id) DO UPDATE SET value = excluded.value'),
+    // [[id, value], ...] as JSON, in order: a later pair for the same id wins.
+    setMarks: db.prepare(`INSERT INTO marks (id, value) SELECT j.value ->> 0, j.value ->> 1 FROM json_each(?) j WHERE true
+      ON CONFLICT (id) DO UPDATE SET value = excluded.value`),
     complete: db.prepare(`UPDATE entries SET status = 'completed', result = ?, error = NULL, lease_until = NULL,
       updated_at = ?, expires_at = ? WHERE key = ? AND token = ? AND status = 'in_progress'`),
     fail: db.prepare(`UPDATE entries SET status = 'failed', error = ?, lease_until = NULL, updated_at = ?
@@ -301,12 +304,6 @@ function writableLedger(db: Database.Database, checkFile: () => void, reads: Rea
       const mark = q.mark.get(req.markId);
       if (mark) result.mark = mark.value;
     }
-    return holding(req, result);
-  };
-
-  // After the mark was read: a claim reports the marks as they were before it.
-  const holding = (req: ClaimRequest, result: ClaimResult): ClaimResult => {
-    if (result.outcome === 'claimed' && req.holds !== undefined) q.setMark.run(req.holds, req.key);
     return result;
   };
 
@@ -317,7 +314,7 @@ function writableLedger(db: Database.Database, checkFile: () => void, reads: Rea
     const result: ClaimResult = { key: req.key, outcome: 'claimed', token: entry.token, entry };
     const mark = req.markId === undefined ? undefined : q.mark.get(req.markId);
     if (mark) result.mark = mark.value;
-    return holding(req, result);
+    return result;
   };
 
   const acquireOne = (r: WindowAcquireRequest, now: number): WindowSlot => {
@@ -367,7 +364,12 @@ function writableLedger(db: Database.Database, checkFile: () => void, reads: Rea
     // Only prune raises the floor, and not inside this transaction: one read serves the batch.
     claim: batch('claim', (reqs: ClaimRequest[], now) => {
       const floor = q.floor.get()?.value ?? 0;
-      return reqs.map((r) => claimOne(r, now, floor));
+      const results = reqs.map((r) => claimOne(r, now, floor));
+      // One statement for the batch's holder marks, after every mark was read (as Postgres reads
+      // its snapshot): a statement per claim would double the cost of a first run's claims.
+      const held = reqs.flatMap((r, i) => (r.holds !== undefined && results[i]!.outcome === 'claimed' ? [[r.holds, r.key]] : []));
+      if (held.length > 0) q.setMarks.run(JSON.stringify(held));
+      return results;
     }),
     complete: completeTx,
     fail: failTx,
