@@ -18,7 +18,11 @@ export interface Outcome {
   key: string;
   status: OutcomeStatus;
   recordId?: string;
-  /** Why it was rejected or failed: secret-free, with the field path for validation errors. */
+  /**
+   * Why it was rejected or failed, or why a create is `in_flight` when the record it attaches to is
+   * being written by another worker (`vendorCode` PARENT_IN_FLIGHT): secret-free, with the field
+   * path for validation errors.
+   */
   error?: SerializedError;
   /** CRM write attempts made for it in this call (0 for replays, suppressions, unchanged, rejections). */
   attempts: number;

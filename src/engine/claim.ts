@@ -18,6 +18,7 @@ import type { ClaimRequest, ClaimResult, LedgerEntry } from '../ledger/types.js'
 import { ownerId } from '../owner.js';
 import type { Outcome } from '../outcome.js';
 import { claimKeys } from './claim-keys.js';
+import { holderIdOf } from './parent-held.js';
 import { decodeActionFailure, decodeActionResult, decodeMark } from './payloads.js';
 import { forClaim } from './prepare.js';
 import type { Call, Decided, EngineContext, Held, Planned } from './types.js';
@@ -114,8 +115,13 @@ export async function claimStage(ctx: EngineContext, call: Call, all: readonly P
   }
   const owner = ownerId();
   const items = rest.map((i) => forClaim(ctx, i));
-  // An upsert reads its own record's mark; a create its parent's (the parent's CRM id, with no CRM call).
-  const requests: ClaimRequest[] = items.map((i) => ({ key: i.key, fingerprint: i.fingerprint, leaseMs: ctx.leaseMs, retryFailed: ctx.retryFailed, owner, markId: i.markId ?? i.parentMarkId }));
+  // An upsert reads its own record's mark and names the record it writes (a create whose parent
+  // the CRM finds missing looks for that writer: parent-held.ts); a create reads its parent's mark
+  // (the parent's CRM id, with no CRM call).
+  const requests: ClaimRequest[] = items.map((i) => ({
+    key: i.key, fingerprint: i.fingerprint, leaseMs: ctx.leaseMs, retryFailed: ctx.retryFailed, owner, markId: i.markId ?? i.parentMarkId,
+    ...(i.markId !== undefined ? { holds: holderIdOf(i.markId) } : {}),
+  }));
   const claims = await claimKeys(ctx.ledger, requests, await ctx.clock.now());
   const held: Held[] = [];
   const answered: Decided[] = replayed;

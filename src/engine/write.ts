@@ -3,14 +3,16 @@
  * writes to one record coalesced, cut at the adapter's maximum; record upserts before the
  * activities that attach to them), each batch is sent (send.ts) and its results settled: written
  * -> completed, refused credentials -> released (nothing was written), other failures -> failed,
- * a lost claim -> `in_flight` (another worker holds it). Window slots are confirmed or released
- * in the same pass.
+ * a lost claim -> `in_flight` (another worker holds it), a create whose missing parent another
+ * live worker is writing -> `in_flight`, released (parent-held.ts). Window slots are confirmed or
+ * released in the same pass.
  */
 import { parentMemoKey } from '../adapter.js';
 import { planBatches, type Batch } from '../batcher.js';
 import type { CrmError } from '../errors.js';
 import type { OutcomeStatus } from '../outcome.js';
 import { PARENT_NOT_FOUND, parentOf } from './defer.js';
+import { heldParents } from './parent-held.js';
 import { isLost, type GroupResult, type Suspicion } from './round.js';
 import { sendGroups, type BatchParents } from './send.js';
 import { completeEntries, failEntries, releaseEntries } from './settle.js';
@@ -76,6 +78,8 @@ interface Sorted {
   unsent: Decided[];
   refused: Decided[];
   lost: Decided[];
+  /** Creates waiting for the live worker writing their parent (released, `in_flight`). */
+  waiting: Decided[];
 }
 
 /**
@@ -124,7 +128,7 @@ async function sendBatch(ctx: EngineContext, call: Call, batch: Batch<Held>, wri
     attempts += again.attempts;
   }
   if (batch.op === 'create') learnParents(ctx, parents, seeded);
-  const out: Sorted = { done: [], failed: [], unsent: [], refused: [], lost: [] };
+  const out: Sorted = { done: [], failed: [], unsent: [], refused: [], lost: [], waiting: [] };
   batch.groups.forEach((group, g) => {
     const r = results[g]!;
     group.forEach((item, position) => {
@@ -142,15 +146,24 @@ async function sendBatch(ctx: EngineContext, call: Call, batch: Batch<Held>, wri
   return out;
 }
 
-async function settleBatch(ctx: EngineContext, call: Call, out: Sorted): Promise<Decided[]> {
+/** Parent-missing failures whose parent another live worker is writing wait for it instead. */
+async function waitForHeldParents(ctx: EngineContext, out: Sorted): Promise<Sorted> {
+  const held = await heldParents(ctx, [...out.failed, ...out.unsent]);
+  if (held.size === 0) return out;
+  const keep = (ds: Decided[]) => ds.filter((d) => !held.has(d));
+  return { ...out, failed: keep(out.failed), unsent: keep(out.unsent), waiting: [...out.waiting, ...held.values()] };
+}
+
+async function settleBatch(ctx: EngineContext, call: Call, sorted: Sorted): Promise<Decided[]> {
+  const out = await waitForHeldParents(ctx, sorted);
   await completeEntries(ctx, call, out.done);
   await failEntries(ctx, call, out.failed, true);
   await failEntries(ctx, call, out.unsent, false);
   // Lost claims belong to another worker now; the still-held ones of the same groups go back.
   const stillHeld = out.lost.filter((d) => !call.keeper.lost(d.item.key));
-  await releaseEntries(ctx, call, [...out.refused, ...stillHeld].map((d) => d.item as Held));
+  await releaseEntries(ctx, call, [...out.refused, ...stillHeld, ...out.waiting].map((d) => d.item as Held));
   call.keeper.drop(out.lost.map((d) => d.item.key));
-  const all = [...out.done, ...out.failed, ...out.unsent, ...out.refused, ...out.lost];
+  const all = [...out.done, ...out.failed, ...out.unsent, ...out.refused, ...out.lost, ...out.waiting];
   const slotted = all.filter((d) => (d.item as Held).slot);
   call.keeper.dropSlots(slotted.map((d) => (d.item as Held).slot!.id));
   await ctx.window.settle(slotted.map((d) => ({ slot: (d.item as Held).slot!, written: d.outcome.status !== 'failed' && d.outcome.status !== 'in_flight' })), await ctx.clock.now());
@@ -200,6 +213,7 @@ const merged = (outs: readonly Sorted[]): Sorted => ({
   unsent: outs.flatMap((o) => o.unsent),
   refused: outs.flatMap((o) => o.refused),
   lost: outs.flatMap((o) => o.lost),
+  waiting: outs.flatMap((o) => o.waiting),
 });
 
 /**

@@ -170,6 +170,11 @@ export function openLedger(url: string, options: OpenLedgerOptions = {}): Ledger
       const b = await ready();
       return b.getMany ? b.getMany(keys) : Promise.all(keys.map((k) => b.get(k)));
     },
+    // Every backend this opens has heldBy too; none found is what a backend without it can say.
+    heldBy: async (ids) => {
+      const b = await ready();
+      return b.heldBy ? b.heldBy(ids) : ids.map(() => null);
+    },
     list: async (options) => (await ready()).list(options),
     prune: async (now, olderThan) => (await writable('prune')).prune(now, olderThan),
     windowAcquire: async (requests, now) => (await writable('windowAcquire')).windowAcquire(requests, now),

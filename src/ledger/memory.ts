@@ -43,6 +43,7 @@ export function memoryLedger(options: MemoryLedgerOptions = {}): LedgerBackend {
     if (decision.action === ClaimAction.answer) return { key: req.key, outcome: decision.outcome, entry: copy(existing!), mark };
     const entry = takenEntry(existing, req, now, decision);
     entries.set(req.key, entry);
+    if (req.holds !== undefined) marks.set(req.holds, req.key);
     return { key: req.key, outcome: 'claimed', token: entry.token, entry: copy(entry), mark };
   };
 
@@ -104,6 +105,13 @@ export function memoryLedger(options: MemoryLedgerOptions = {}): LedgerBackend {
     async getMany(keys) {
       return keys.map((key) => {
         const entry = entries.get(key);
+        return entry ? copy(entry) : null;
+      });
+    },
+    async heldBy(ids) {
+      return ids.map((id) => {
+        const key = marks.get(id);
+        const entry = key === undefined ? undefined : entries.get(key);
         return entry ? copy(entry) : null;
       });
     },

@@ -172,6 +172,22 @@ function lookup(db: Database.Database): (keys: readonly string[]) => (LedgerEntr
   return fn;
 }
 
+/** heldBy: the entry each mark names (a claim's `holds`), one join per id inside one deferred transaction. */
+const holderReads = new WeakMap<Database.Database, (ids: readonly string[]) => (LedgerEntry | null)[]>();
+function holders(db: Database.Database): (ids: readonly string[]) => (LedgerEntry | null)[] {
+  let fn = holderReads.get(db);
+  if (!fn) {
+    const one = db.prepare<[string], StoredRow>('SELECT e.* FROM marks m JOIN entries e ON e.key = m.value WHERE m.id = ?');
+    const tx = db.transaction((ids: readonly string[]) => ids.map((id) => {
+      const row = one.get(id);
+      return row ? entryFromRow(row) : null;
+    }));
+    fn = (ids) => (ids.length === 0 ? [] : tx.deferred(ids));
+    holderReads.set(db, fn);
+  }
+  return fn;
+}
+
 /** The embedded ledger on better-sqlite3 (WAL, `BEGIN IMMEDIATE` per batch). */
 export function sqliteLedger(options: SqliteLedgerOptions): LedgerBackend {
   const busyTimeoutMs = options.busyTimeoutMs ?? 5000;
@@ -202,6 +218,7 @@ export function sqliteLedger(options: SqliteLedgerOptions): LedgerBackend {
       return row ? entryFromRow(row) : null;
     }),
     getMany: (keys: readonly string[]) => read('getMany', keys.map(() => null) as (LedgerEntry | null)[], (d) => lookup(d)(keys)),
+    heldBy: (ids: readonly string[]) => read('heldBy', ids.map(() => null) as (LedgerEntry | null)[], (d) => holders(d)(ids)),
     list: (opts: ListOptions = {}) => read('list', [] as LedgerEntry[], (d) => {
       const where: string[] = [];
       const params: (string | number)[] = [];
@@ -229,7 +246,7 @@ export function sqliteLedger(options: SqliteLedgerOptions): LedgerBackend {
   return writableLedger(db, checkFile, reads);
 }
 
-type Reads = Pick<LedgerBackend, 'get' | 'list' | 'close'> & Required<Pick<LedgerBackend, 'getMany'>> & Required<Pick<LedgerBackend, 'isDurable'>>;
+type Reads = Pick<LedgerBackend, 'get' | 'list' | 'close'> & Required<Pick<LedgerBackend, 'getMany' | 'heldBy' | 'isDurable'>>;
 
 function writableLedger(db: Database.Database, checkFile: () => void, reads: Reads): LedgerBackend {
   const q = {
@@ -243,6 +260,9 @@ function writableLedger(db: Database.Database, checkFile: () => void, reads: Rea
       $created_at, $updated_at, $expires_at, $owner) ON CONFLICT (key) DO NOTHING`),
     mark: db.prepare<[string], { value: string }>('SELECT value FROM marks WHERE id = ?'),
     setMark: db.prepare('INSERT INTO marks (id, value) VALUES (?, ?) ON CONFLICT (id) DO UPDATE SET value = excluded.value'),
+    // [[id, value], ...] as JSON, in order: a later pair for the same id wins.
+    setMarks: db.prepare(`INSERT INTO marks (id, value) SELECT j.value ->> 0, j.value ->> 1 FROM json_each(?) j WHERE true
+      ON CONFLICT (id) DO UPDATE SET value = excluded.value`),
     complete: db.prepare(`UPDATE entries SET status = 'completed', result = ?, error = NULL, lease_until = NULL,
       updated_at = ?, expires_at = ? WHERE key = ? AND token = ? AND status = 'in_progress'`),
     fail: db.prepare(`UPDATE entries SET status = 'failed', error = ?, lease_until = NULL, updated_at = ?
@@ -344,7 +364,12 @@ function writableLedger(db: Database.Database, checkFile: () => void, reads: Rea
     // Only prune raises the floor, and not inside this transaction: one read serves the batch.
     claim: batch('claim', (reqs: ClaimRequest[], now) => {
       const floor = q.floor.get()?.value ?? 0;
-      return reqs.map((r) => claimOne(r, now, floor));
+      const results = reqs.map((r) => claimOne(r, now, floor));
+      // One statement for the batch's holder marks, after every mark was read (as Postgres reads
+      // its snapshot): a statement per claim would double the cost of a first run's claims.
+      const held = reqs.flatMap((r, i) => (r.holds !== undefined && results[i]!.outcome === 'claimed' ? [[r.holds, r.key]] : []));
+      if (held.length > 0) q.setMarks.run(JSON.stringify(held));
+      return results;
     }),
     complete: completeTx,
     fail: failTx,

@@ -72,6 +72,12 @@ export interface ClaimRequest {
   markId?: string;
   /** Stored as the entry's `owner` when this request takes the claim (left as it was otherwise). */
   owner?: string;
+  /**
+   * A mark id naming what this claim is about to write (the engine: the record an upsert writes).
+   * When this request takes the claim, that mark is set to this request's key in the same round
+   * trip, so `heldBy` finds the claim writing the record; left as it was otherwise.
+   */
+  holds?: string;
 }
 
 export type ClaimOutcome =
@@ -169,6 +175,14 @@ export interface EntryStore {
    * every other key to `claim`. Optional: without it every key goes to `claim`, as before.
    */
   getMany?(keys: readonly string[]): Promise<(LedgerEntry | null)[]>;
+  /**
+   * Read-only, one round trip: for each mark id, the entry of the key that mark names (the last
+   * claim taken with `holds` set to it), in the order asked; null where the mark or that entry is
+   * absent. Writes nothing. The engine asks it only when the CRM reported an activity's parent
+   * missing: a live claim found here means another worker is writing that parent right now.
+   * Optional: without it such an activity fails as parent-missing.
+   */
+  heldBy?(ids: readonly string[]): Promise<(LedgerEntry | null)[]>;
   list(options?: ListOptions): Promise<LedgerEntry[]>;
   /** Delete entries whose `expiresAt` passed, and completed/failed entries last updated before `olderThan` (if given). Returns how many. */
   prune(now: number, olderThan?: number): Promise<number>;

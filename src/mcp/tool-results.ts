@@ -4,9 +4,11 @@
  *
  *   replayed: this note was already created as 123 (no new record)
  *
- * `isError` is set for `rejected` and `failed`; `in_flight` says to wait and ask get_outcome.
+ * `isError` is set for `rejected` and `failed`; `in_flight` says to wait and ask get_outcome, or,
+ * when the parent record is what another call is writing, to call again.
  */
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { PARENT_IN_FLIGHT } from '../engine/parent-held.js';
 import type { SerializedError, ValidationIssue } from '../errors.js';
 import type { Outcome } from '../outcome.js';
 import { minutes, type CallResult, type OutcomeReport, type ToolSpec } from './tool-schemas.js';
@@ -91,6 +93,8 @@ function textOf(o: Outcome, s: CallSubject): string {
     case 'suppressed':
       return suppressedText(s, id);
     case 'in_flight':
+      // Its key was given back: nothing runs under it until the call is made again.
+      if (o.error?.vendorCode === PARENT_IN_FLIGHT) return `in_flight: ${record} is being written by another call right now, and this ${s.tool.object} wrote nothing: call again in a few seconds${s.idempotencyKey !== undefined ? ' with the same idempotencyKey' : ''}; it will not write twice`;
       return `in_flight: another call with this key is still being written, and this one wrote nothing: wait a few seconds, then call get_outcome with key "${o.key}" (or retry with the same idempotencyKey)`;
     case 'rejected':
       return `rejected: ${o.error ? clean(o.error.message) : 'invalid call'}; nothing was written`;

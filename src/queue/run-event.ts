@@ -4,7 +4,9 @@
  * should do next follows from the HandleResult:
  *
  *   completed, replayed   the job completes (a redelivered or stalled job replays: 0 CRM calls)
- *   in_flight             another worker holds the event: the job is delayed and runs again
+ *   in_flight             another worker holds the event, or every action that did not complete
+ *                         is held by another worker (its key, or the upsert of its parent record):
+ *                         the job is delayed and runs again, no attempt spent
  *   failed                the job throws: BullMQ retries it with backoff, then keeps it failed
  *   failed by 429s only   the queue is rate-limited and the job goes back to wait (no attempt spent);
  *                         an activity whose parent record got the 429 counts as one of them
@@ -89,10 +91,23 @@ const PARENT_ABSENT = new Set([PARENT_NOT_FOUND, PARENT_DEFERRED]);
 
 /**
  * Every failure is an activity whose parent record does not exist yet, and no record of this event
- * failed: what it needs is another event (webhooks arrive in any order), not another attempt.
+ * failed: what it needs is another event (webhooks arrive in any order), not another attempt. An
+ * activity whose parent another worker is writing (`in_flight`) waits for the same thing.
  */
 function onlyParentsAbsent(result: HandleResult, actions: readonly HandlerAction[]): boolean {
-  return onlyFailedBy(result, actions, (o) => o.status === 'failed' && PARENT_ABSENT.has(o.error?.vendorCode ?? ''));
+  return onlyFailedBy(result, actions, (o) => (o.status === 'failed' && PARENT_ABSENT.has(o.error?.vendorCode ?? '')) || o.status === 'in_flight');
+}
+
+/**
+ * What an event run that did not complete waits for, no attempt spent: `held`, another worker
+ * (the event itself, or every action that did not complete: its key, or its parent's upsert);
+ * `parent`, the events that write absent parent records; undefined: nothing, it failed.
+ */
+export function waitsFor(result: HandleResult, actions: readonly HandlerAction[]): 'held' | 'parent' | undefined {
+  if (result.status === 'in_flight') return 'held';
+  if (result.status !== 'failed') return undefined;
+  if (result.outcomes.every((o) => SETTLED.has(o.status) || o.status === 'in_flight')) return 'held';
+  return onlyParentsAbsent(result, actions) ? 'parent' : undefined;
 }
 
 const MAX_PARENT_DELAY_MS = 30_000;
@@ -157,12 +172,13 @@ export async function runEventJob(ctx: EventRunContext, job: Job, token: string 
     // eslint-disable-next-line preserve-caught-error
     throw new Error(redact(err instanceof Error ? err.message : String(err)));
   }
-  if (result.status === 'in_flight') {
+  const waiting = waitsFor(result, actions);
+  if (waiting === 'held' || result.status === 'in_flight') {
     await job.moveToDelayed(Date.now() + ctx.inFlightDelayMs, token);
     throw new DelayedError();
   }
   if (result.status === 'failed') {
-    const wait = onlyParentsAbsent(result, actions) ? parentDelay(job.timestamp, Date.now(), ctx) : undefined;
+    const wait = waiting === 'parent' ? parentDelay(job.timestamp, Date.now(), ctx) : undefined;
     if (wait !== undefined) {
       await job.moveToDelayed(Date.now() + wait, token);
       throw new DelayedError();

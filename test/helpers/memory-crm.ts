@@ -119,7 +119,7 @@ export function memoryCrm(options: MemoryCrmOptions = {}) {
       return withFaults('create', () =>
         writes.map((w): WriteResult => {
           const parent = table(w.parent.object).get(w.parent.externalId);
-          if (!parent) return { ok: false, error: err(`parent ${w.parent.object} ${w.parent.externalId} does not exist`, 'permanent') };
+          if (!parent) return { ok: false, error: err(`parent ${w.parent.object} ${w.parent.externalId} does not exist`, 'permanent', { vendorCode: 'PARENT_NOT_FOUND' }) };
           const l = list(object);
           if (adapter.capabilities.nativeActivityUpsert) {
             const existing = l.find((a) => a.key === w.key);

@@ -15,6 +15,7 @@ const keylessNote: CallSubject = { tool: { op: 'create', object: 'note' }, targe
 const keylessContact: CallSubject = { tool: { op: 'upsert', object: 'contact' }, externalId: 'zd-1', dedupe: { occurredAt: dedupe.occurredAt, windowMs: 0 } };
 const out = (status: Outcome['status'], extra: Partial<Outcome> = {}): Outcome => ({ key: 'v1:e:abc', status, attempts: 1, ...extra });
 const crmError = { name: 'CrmError', code: 'CRM' as const, message: '[crm-upsert] [hubspot] 503 Service Unavailable', retryable: true, status: 503 };
+const parentHeld = { name: 'CrmError', code: 'CRM' as const, message: '[crm-upsert] [hubspot] parent contact "zd-1" is being written by another worker', retryable: true, vendorCode: 'PARENT_IN_FLIGHT' };
 
 describe('callResult', () => {
   it.each<[string, Outcome, CallSubject, string]>([
@@ -28,6 +29,8 @@ describe('callResult', () => {
     ['suppressed note', out('suppressed', { recordId: '123', attempts: 0 }), keylessNote, 'suppressed: an identical note on contact "zd-1" was already created as 123 (no new record): calls without an idempotencyKey are one within the 10 min dedupe window or the same time bucket (2026-12-01T10:00:00Z-2026-12-01T10:10:00Z)'],
     ['suppressed upsert', out('suppressed', { recordId: '77', attempts: 0 }), keylessContact, 'suppressed: this write to contact "zd-1" was already made as 77 (no second write): the same values with the same occurredAt (2026-12-01T10:03:00.690Z) were already written; changed values, or a later occurredAt, are written'],
     ['in flight', out('in_flight', { attempts: 0 }), note, 'in_flight: another call with this key is still being written, and this one wrote nothing: wait a few seconds, then call get_outcome with key "v1:e:abc" (or retry with the same idempotencyKey)'],
+    ['in flight on a parent another call is writing', out('in_flight', { error: parentHeld }), note, 'in_flight: contact "zd-1" is being written by another call right now, and this note wrote nothing: call again in a few seconds with the same idempotencyKey; it will not write twice'],
+    ['keyless, in flight on a parent another call is writing', out('in_flight', { error: parentHeld }), keylessNote, 'in_flight: contact "zd-1" is being written by another call right now, and this note wrote nothing: call again in a few seconds; it will not write twice'],
     ['failed, retryable', out('failed', { error: crmError }), note, 'failed: 503 Service Unavailable; retry later with the same idempotencyKey: it will not write twice'],
     ['failed, permanent', out('failed', { error: { ...crmError, retryable: false, message: 'parent contact missing' } }), note, 'failed: parent contact missing; fix the cause, then retry with the same idempotencyKey'],
   ])('says what happened: %s', (_what, outcome, subject, text) => {

@@ -1,9 +1,15 @@
 /**
  * How long an event job waits for a parent record another event writes: half the time waited so
- * far, within [inFlightDelayMs, 30 s], until parentWaitMs has passed since the job was added.
+ * far, within [inFlightDelayMs, 30 s], until parentWaitMs has passed since the job was added; and
+ * which runs wait at all (another worker holding what did not complete, or absent parents).
  */
 import { describe, expect, it } from 'vitest';
-import { parentDelay } from '../../src/queue/run-event.js';
+import { PARENT_DEFERRED, PARENT_NOT_FOUND } from '../../src/engine/defer.js';
+import type { HandleResult, HandlerAction } from '../../src/engine/guarded.js';
+import { PARENT_IN_FLIGHT } from '../../src/engine/parent-held.js';
+import { ErrorCode } from '../../src/errors.js';
+import type { Outcome, OutcomeStatus } from '../../src/outcome.js';
+import { parentDelay, waitsFor } from '../../src/queue/run-event.js';
 
 describe('parentDelay', () => {
   const o = { inFlightDelayMs: 1_000, parentWaitMs: 600_000 };
@@ -24,5 +30,29 @@ describe('parentDelay', () => {
 
   it('takes a job added in the future (clock skew between hosts) as added now', () => {
     expect(parentDelay(5_000, 0, o)).toBe(1_000);
+  });
+});
+
+describe('waitsFor: what an event job that did not complete waits for, no attempt spent', () => {
+  const contact = { op: 'upsert', object: 'contact', externalId: 'c-1', fields: {} } as HandlerAction;
+  const note = { op: 'create', object: 'note', target: { object: 'contact', externalId: 'c-2' }, fields: {} } as HandlerAction;
+  const outcome = (status: OutcomeStatus, vendorCode?: string): Outcome => ({
+    key: `k-${status}`, status, attempts: 0, ...(vendorCode ? { error: { name: 'CrmError', code: ErrorCode.crm, message: 'x', vendorCode } } : {}),
+  });
+  const run = (status: HandleResult['status'], outcomes: Outcome[]): HandleResult => ({ key: 'evt', status, outcomes });
+
+  it('waits on the other worker when every action that did not complete is held there (a note whose contact another worker is writing)', () => {
+    expect(waitsFor(run('failed', [outcome('created'), outcome('in_flight', PARENT_IN_FLIGHT)]), [contact, note])).toBe('held');
+    expect(waitsFor(run('in_flight', []), [])).toBe('held');
+  });
+
+  it('waits for the parent\'s event when the others failed as parent-absent, with held ones among them', () => {
+    expect(waitsFor(run('failed', [outcome('in_flight', PARENT_IN_FLIGHT), outcome('failed', PARENT_NOT_FOUND)]), [note, note])).toBe('parent');
+    expect(waitsFor(run('failed', [outcome('created'), outcome('failed', PARENT_DEFERRED)]), [contact, note])).toBe('parent');
+  });
+
+  it('waits for nothing once an action failed for a reason of its own, or when the run completed', () => {
+    expect(waitsFor(run('failed', [outcome('failed'), outcome('in_flight', PARENT_IN_FLIGHT)]), [contact, note])).toBeUndefined();
+    expect(waitsFor(run('completed', [outcome('created')]), [contact])).toBeUndefined();
   });
 });

@@ -16,6 +16,7 @@ import { entriesSuite } from './entries.js';
 import { fencingSuite } from './fencing.js';
 import { lookupSuite } from './lookup.js';
 import type { LedgerConformanceOptions, SuiteContext } from './harness.js';
+import { holdersSuite } from './holders.js';
 import { marksSuite } from './marks.js';
 import { storageSuite } from './storage.js';
 import { windowSuite } from './window.js';
@@ -54,6 +55,7 @@ export function ledgerConformance(name: string, factory: () => Promise<LedgerBac
     fencingSuite(ctx);
     lookupSuite(ctx);
     marksSuite(ctx);
+    holdersSuite(ctx);
     windowSuite(ctx);
     deadHoldersSuite(ctx);
     storageSuite(ctx);

@@ -113,6 +113,7 @@ export function postgresLedger(options: PostgresLedgerOptions): LedgerBackend {
     const rows = await run('claim', sql.claim, [
       reqs.map((r) => r.key), reqs.map((r) => r.fingerprint), reqs.map((r) => Math.round(r.leaseMs)),
       reqs.map((r) => r.retryFailed === true), reqs.map((r) => r.markId ?? null), now, reqs.map((r) => r.owner ?? null),
+      reqs.map((r) => r.holds ?? null),
     ]);
     const seen = new Set<string>();
     return reqs.map((r, i) => {
@@ -178,6 +179,13 @@ export function postgresLedger(options: PostgresLedgerOptions): LedgerBackend {
       const byKey = new Map<string, LedgerEntry>();
       for (const row of await read('getMany', sql.getMany, [keys])) byKey.set(String(row.key), entryFromRow(row));
       return keys.map((k) => byKey.get(k) ?? null);
+    },
+
+    heldBy: async (ids) => {
+      if (ids.length === 0) return [];
+      const found = new Map<number, LedgerEntry>();
+      for (const row of await read('heldBy', sql.heldBy, [ids])) found.set(num(row.ord), entryFromRow(row));
+      return ids.map((_, i) => found.get(i + 1) ?? null);
     },
 
     list: async (opts: ListOptions = {}) => {

@@ -17,8 +17,8 @@ export function statements(t: Tables, readOnly: boolean) {
   // retry failed for; the conformance suite's decideClaim table holds this statement to it.
   const claimSql = `
     WITH input AS (
-      SELECT * FROM unnest($1::text[], $2::text[], $3::bigint[], $4::boolean[], $5::text[], $7::text[])
-        WITH ORDINALITY AS i(key, fingerprint, lease_ms, retry_failed, mark_id, owner, ord)
+      SELECT * FROM unnest($1::text[], $2::text[], $3::bigint[], $4::boolean[], $5::text[], $7::text[], $8::text[])
+        WITH ORDINALITY AS i(key, fingerprint, lease_ms, retry_failed, mark_id, owner, holds, ord)
     ),
     floor AS (SELECT coalesce(max(value), 0) AS v FROM ${t.meta} WHERE name = 'token_floor'),
     taken AS (
@@ -48,6 +48,15 @@ export function statements(t: Tables, readOnly: boolean) {
             SELECT 1 FROM input r WHERE r.key = e.key AND r.retry_failed AND r.fingerprint = e.fingerprint))))
       RETURNING e.key, e.fingerprint, e.status, e.token, e.lease_until, e.attempts, e.result::text AS result,
         e.error::text AS error, e.created_at, e.updated_at, e.expires_at, e.owner, true AS taken
+    ),
+    -- A taken key's first request names what it writes (holds); the SELECT below still reads the
+    -- marks as they were before this statement.
+    held AS (
+      INSERT INTO ${t.marks} (id, value)
+      SELECT DISTINCT ON (i.holds) i.holds, i.key FROM input i JOIN taken k ON k.key = i.key
+        WHERE i.holds IS NOT NULL AND i.ord = (SELECT min(j.ord) FROM input j WHERE j.key = i.key)
+        ORDER BY i.holds, i.ord DESC
+      ON CONFLICT (id) DO UPDATE SET value = excluded.value
     ),
     rows AS (
       SELECT * FROM taken
@@ -132,6 +141,8 @@ export function statements(t: Tables, readOnly: boolean) {
     // Not `key = ANY($1)`: for a long array the planner prices each element as a filter and may
     // scan the whole table; a set from unnest is joined to the primary key, one probe per key.
     getMany: `SELECT ${readCols} FROM ${t.entries} e WHERE key IN (SELECT unnest($1::text[]))`,
+    heldBy: `SELECT i.ord, ${readCols} FROM unnest($1::text[]) WITH ORDINALITY AS i(id, ord)
+      JOIN ${t.marks} m ON m.id = i.id JOIN ${t.entries} e ON e.key = m.value`,
     list: `SELECT ${readCols} FROM ${t.entries} e
       WHERE ($1::text IS NULL OR status = $1) AND ($2::text IS NULL OR key > $2)
       ORDER BY key LIMIT $3`,

@@ -58,7 +58,7 @@ export function redisLedger(options: RedisLedgerOptions): LedgerBackend {
     claim: async (reqs: ClaimRequest[], now) => {
       if (reqs.length === 0) return [];
       const reply = JSON.parse(String(await batch('claim', 'crmUpsertLedgerClaim', now, reqs.map((r) => [
-        r.key, r.fingerprint, Math.round(r.leaseMs), r.retryFailed === true, r.markId ?? false, r.owner ?? false,
+        r.key, r.fingerprint, Math.round(r.leaseMs), r.retryFailed === true, r.markId ?? false, r.owner ?? false, r.holds ?? false,
       ])))) as (string | false)[][];
       return reply.map((a, i): ClaimResult => {
         const r = reqs[i]!;
@@ -125,6 +125,15 @@ export function redisLedger(options: RedisLedgerOptions): LedgerBackend {
       return keys.map((key, i) => {
         const a = reply[i];
         return Array.isArray(a) ? entryFromValues([key, ...a.map((v) => (v === false ? null : v))]) : null;
+      });
+    },
+
+    heldBy: async (ids) => {
+      if (ids.length === 0) return [];
+      const reply = JSON.parse(String(await call('heldBy', 'crmUpsertLedgerHeldBy', JSON.stringify(ids)))) as (false | (string | false)[])[];
+      return ids.map((_, i) => {
+        const a = reply[i];
+        return Array.isArray(a) ? entryFromValues(a.map((v) => (v === false ? null : v))) : null;
       });
     },
 

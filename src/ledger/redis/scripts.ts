@@ -41,7 +41,8 @@ end
 /**
  * decideClaim in Lua, branch for branch; the conformance suite's decideClaim table holds it to it.
  * A fresh entry is not read back: its reply is {'fresh', token, now, leaseUntil, mark}, the rest
- * being the request's own. The floor is read once per batch (a claim never raises it) and the
+ * being the request's own. A request is {key, fingerprint, leaseMs, retryFailed, markId, owner,
+ * holds}, false for an absent one. The floor is read once per batch (a claim never raises it) and the
  * index gets every fresh key in one ZADD. Otherwise a reply is {outcome, the entry's fields, mark},
  * false for none. Answers one JSON text, as GET_MANY does.
  */
@@ -90,6 +91,8 @@ for i, r in ipairs(reqs) do
   end
   local mark = false
   if r[5] then mark = redis.call('GET', P .. 'm:' .. r[5]) end
+  -- after the mark was read: a claim reports the marks as they were before it
+  if r[7] and (outcome == 'fresh' or outcome == 'claimed') then redis.call('SET', P .. 'm:' .. r[7], key) end
   if outcome == 'fresh' then
     out[i] = {outcome, e[1], e[2], e[3], mark}
   else
@@ -194,6 +197,27 @@ end
 return cjson.encode(out)`;
 
 /**
+ * For each mark id of ARGV[2] (a JSON array), the entry of the key that mark names, writing
+ * nothing; answers one JSON text as GET_MANY does ({key, fields...}, false for none).
+ */
+const HELD_BY = `
+${LUA_FIELDS}
+local P = ARGV[1]
+local out = {}
+for i, id in ipairs(cjson.decode(ARGV[2])) do
+  local key = redis.call('GET', P .. 'm:' .. id)
+  local e = key and redis.call('HMGET', P .. 'e:' .. key, unpack(FIELDS))
+  if e and e[1] then
+    local row = {key}
+    for f = 1, #FIELDS do row[f + 1] = e[f] end
+    out[i] = row
+  else
+    out[i] = false
+  end
+end
+return cjson.encode(out)`;
+
+/**
  * Scans up to ARGV[3] index members after ARGV[2]; returns {lastScanned, matches...}. Drops index
  * members of vanished entries unless ARGV[6] (read-only) is '1'.
  */
@@ -250,6 +274,7 @@ export const SCRIPTS = {
   crmUpsertLedgerWindowAcquire: WINDOW_ACQUIRE,
   crmUpsertLedgerWindowSettle: WINDOW_SETTLE,
   crmUpsertLedgerGetMany: GET_MANY,
+  crmUpsertLedgerHeldBy: HELD_BY,
   crmUpsertLedgerList: LIST,
   crmUpsertLedgerPrune: PRUNE,
 } as const;

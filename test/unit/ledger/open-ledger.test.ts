@@ -24,9 +24,11 @@ describe('openLedger', () => {
 
   it('opens a working memory ledger on first use', async () => {
     const ledger = openLedger('memory:');
-    const [r] = await ledger.claim([{ key: 'k', fingerprint: 'f', leaseMs: 1000 }], T0);
+    const [r] = await ledger.claim([{ key: 'k', fingerprint: 'f', leaseMs: 1000, holds: 'h' }], T0);
     expect(r).toMatchObject({ outcome: 'claimed', token: 1 });
     expect((await ledger.get('k'))!.status).toBe('in_progress');
+    // The claim's holder mark is read through the wrapper, as the engine reads it.
+    expect(await ledger.heldBy!(['h', 'other'])).toEqual([await ledger.get('k'), null]);
     await ledger.close();
   });
 
