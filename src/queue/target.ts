@@ -43,7 +43,13 @@ export async function connected<T extends Client>(client: T, target: QueueTarget
 
 /** Close, but not wait longer than `ms` (a client that never connected may not finish closing). */
 export async function closeWithin(client: Pick<Client, 'close'>, ms: number): Promise<void> {
+  await settlesWithin(client.close(), ms);
+}
+
+/** True when `p` settles (resolves or rejects) within `ms`; it is not waited for after that. */
+export async function settlesWithin(p: Promise<unknown>, ms: number): Promise<boolean> {
   let timer: NodeJS.Timeout | undefined;
-  await Promise.race([client.close().catch(() => undefined), new Promise<void>((r) => (timer = setTimeout(r, ms)))]);
+  const settled = await Promise.race([p.then(() => true, () => true), new Promise<false>((r) => (timer = setTimeout(() => r(false), ms)))]);
   clearTimeout(timer);
+  return settled;
 }
