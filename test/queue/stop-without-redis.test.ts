@@ -1,15 +1,17 @@
 /**
- * A stop signal stops, even when the queue's Redis is gone: `crm-upsert worker` reaches Redis
- * (queue and ledger) through a proxy that is cut, then gets SIGTERM. It drains for at most
- * queue.drainSeconds, exits 143 with its summary, and leaves its jobs on the queue; a fresh
- * worker, Redis restored, finishes them and the CRM holds each record and note once. A second
- * signal exits at once.
+ * A stop signal stops, even when the queue's Redis is gone: `crm-upsert worker` and `crm-upsert
+ * sync --queue --wait` reach Redis (queue and ledger) through a proxy that is cut, then get
+ * SIGTERM. The worker drains, the sync takes its last look, each for at most queue.drainSeconds;
+ * each exits 143 with its summary and leaves its jobs on the queue; a fresh worker, Redis
+ * restored, finishes them and the CRM holds each record and note once. A second signal exits at
+ * once.
  */
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { FakeHubSpot } from '../../adapters/testing/index.js';
 import { queueConfigSchema } from '../../schemas/queue.js';
-import { duplicates, ensureBuilt, runCli, startFakeHubSpot, tempDir, waitFor, writeHubSpotConfig } from '../cli/helpers.js';
+import { duplicates, ensureBuilt, pairsFile, runCli, spawnCli, startFakeHubSpot, tempDir, waitFor, writeHubSpotConfig, type SpawnedCli } from '../cli/helpers.js';
 import { redisUrl } from '../helpers/services.js';
 import { tcpProxy, type CutMode, type TcpProxy } from '../helpers/tcp-proxy.js';
 import { addEvents, drained, modelCalls, queueConfigExtra, spawnWorker, testQueue, ticketEvent, type TestQueue, type WorkerProcess } from './helpers.js';
@@ -112,6 +114,20 @@ describe.skipIf(redis === undefined)('a stop signal while the queue\'s Redis is 
     return { tq, proxy, dir, config, calls, worker, written };
   }
 
+  /** `sync FILE --queue --wait` through the proxy, resolved once it polls: its stop handler is in place by then. */
+  async function syncWaiting(proxy: TcpProxy, tq: TestQueue, dir: string, config: string, pairs: number) {
+    const file = join(dir, 'actions.jsonl');
+    pairsFile(file, pairs);
+    const report = join(dir, 'report.json');
+    const run: SpawnedCli = spawnCli(['sync', file, '--config', config, '--queue', proxy.url(tq.target.url), '--wait', '--report', report], { env });
+    processes.push(run.child);
+    let stderr = '';
+    run.child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
+    // Enqueueing closes its connections before the wait opens its own, which then has answers beyond its ready check.
+    await waitFor(() => proxy.connections().some((c, i, all) => i > 0 && c.closedAt === undefined && c.answers >= 5 && all.slice(0, i).every((p) => p.closedAt !== undefined)), 20_000);
+    return { ...run, report, stderr: () => stderr };
+  }
+
   /** A fresh worker, Redis restored, runs what is left; its own SIGTERM is a normal drained stop. */
   async function finishWithFreshWorker(tq: TestQueue, proxy: TcpProxy, worker: () => Promise<WorkerProcess>) {
     await proxy.restore();
@@ -153,12 +169,39 @@ describe.skipIf(redis === undefined)('a stop signal while the queue\'s Redis is 
     console.log(`[measured] worker, Redis cut (${mode}): SIGTERM to exit ${ms} ms (drainSeconds ${DRAIN_SECONDS})`);
   }, 60_000);
 
-  it('crm-upsert worker exits at once on a second SIGTERM while the first waits on a Redis that is gone', async () => {
-    const { tq, proxy, calls, worker } = await setup({ drainSeconds: 60 });
-    await addEvents(tq.queue, [ticketEvent(42_000, { modelMs: 1_500 })]);
-    const run = await worker();
-    await run.ready;
-    await waitFor(() => modelCalls(calls).size === 1, 20_000);
+  it('crm-upsert sync --queue --wait exits 143 within drainSeconds + 5 s with Redis cut while it polls, its chunks left for the workers', async () => {
+    const { tq, proxy, dir, config, worker, written } = await setup();
+    const PAIRS = 5;
+    const run = await syncWaiting(proxy, tq, dir, config, PAIRS);
+    await proxy.cut('blackhole');
+    const { code, ms } = await stopTimed(run.child, run.done);
+    const result = await run.done;
+
+    expect(code).toBe(143);
+    expect(ms).toBeLessThan(EXIT_WITHIN_MS);
+    expect(result.stderr).toContain(`SIGTERM: one last look at the queue (at most ${DRAIN_SECONDS} s)`);
+    expect(result.stderr).toContain('stopped waiting; the chunks stay on the queue');
+    expect(lastLine(result.stdout)).toMatchObject({ command: 'sync', queue: tq.target.name, added: true, stopped: 'SIGTERM', unsettled: 2 * PAIRS, exitCode: 143 });
+    expect(JSON.parse(readFileSync(run.report, 'utf8'))).toMatchObject({ stopped: { reason: 'SIGTERM', unsettledLines: { first: 1, last: 2 * PAIRS, count: 2 * PAIRS } } });
+    expect(written()).toEqual({ contacts: 0, notes: 0, duplicates: 0, inputs: { contacts: 0, notes: 0 } });
+    // The record chunk waits, the gate waits for it, the activity chunk is held for the gate.
+    expect(await tq.queue.getJobCounts('waiting', 'waiting-children', 'delayed', 'completed')).toEqual({ waiting: 1, 'waiting-children': 1, delayed: 1, completed: 0 });
+
+    await finishWithFreshWorker(tq, proxy, worker);
+    expect(await tq.queue.getJobCounts('completed', 'failed')).toEqual({ completed: 3, failed: 0 });
+    expect(written()).toEqual({ contacts: PAIRS, notes: PAIRS, duplicates: 0, inputs: { contacts: PAIRS, notes: PAIRS } });
+    console.log(`[measured] sync --queue --wait, Redis cut: SIGTERM to exit ${ms} ms (drainSeconds ${DRAIN_SECONDS})`);
+  }, 60_000);
+
+  it.each(['worker', 'sync --queue --wait'])('%s exits at once on a second SIGTERM while the first waits on a Redis that is gone', async (command) => {
+    const { tq, proxy, dir, config, calls, worker } = await setup({ drainSeconds: 60 });
+    let run: { child: import('node:child_process').ChildProcess; done: Promise<{ code: number | null }>; stderr(): string };
+    if (command === 'worker') {
+      await addEvents(tq.queue, [ticketEvent(42_000, { modelMs: 1_500 })]);
+      run = await worker();
+      await (run as WorkerProcess).ready;
+      await waitFor(() => modelCalls(calls).size === 1, 20_000);
+    } else run = await syncWaiting(proxy, tq, dir, config, 2);
     await proxy.cut('blackhole');
     run.child.kill('SIGTERM');
     // The first signal is handled (the stop began and waits on Redis) before the second is sent.
@@ -167,6 +210,6 @@ describe.skipIf(redis === undefined)('a stop signal while the queue\'s Redis is 
 
     expect(code).toBe(143);
     expect(ms).toBeLessThan(1_000);
-    console.log(`[measured] worker, Redis cut: second SIGTERM to exit ${ms} ms`);
+    console.log(`[measured] ${command}, Redis cut: second SIGTERM to exit ${ms} ms`);
   }, 60_000);
 });

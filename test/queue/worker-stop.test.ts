@@ -3,16 +3,19 @@
  * within the drain completes there; one that outlasts it is left behind with the connections
  * dropped, and since its completion can no longer be recorded on the queue, its lock expires and
  * another worker runs it again, which replays from the ledger: one contact, one note, the handler
- * run once.
+ * run once. waitForChunks: a stop ends the wait stopGraceMs later even while its poll hangs on a
+ * Redis that is gone.
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { createSync, type Sync } from '../../src/engine/index.js';
 import { openLedger } from '../../src/ledger/index.js';
 import type { EventHandler } from '../../src/queue/run-event.js';
+import { enqueueChunks, planChunks, waitForChunks } from '../../src/queue/chunks.js';
 import { startWorker, type QueueWorker } from '../../src/queue/worker.js';
-import { waitFor } from '../cli/helpers.js';
+import { contactLine, noteLine, waitFor } from '../cli/helpers.js';
 import { memoryCrm } from '../helpers/memory-crm.js';
 import { redisUrl } from '../helpers/services.js';
+import { tcpProxy } from '../helpers/tcp-proxy.js';
 import { addEvents, drained, testQueue, ticketEvent } from './helpers.js';
 
 const redis = await redisUrl();
@@ -97,5 +100,32 @@ describe.skipIf(redis === undefined)('QueueWorker.stop', () => {
     // The second run replayed the stored outcome: no CRM call, no second handler run.
     expect(crm.adapter.apiCalls()).toBe(calls);
     expect(held.state.runs).toBe(1);
+  });
+});
+
+describe.skipIf(redis === undefined)('waitForChunks with a stop', () => {
+  it('returns stopGraceMs after the stop while its poll hangs on a Redis that is gone, every job left blocked', async () => {
+    const tq = testQueue(redis!);
+    const proxy = await tcpProxy({ port: Number(new URL(redis!).port || 6379) });
+    try {
+      const lines = [0, 1].flatMap((i) => [{ line: 2 * i + 1, action: JSON.parse(contactLine(i)) as unknown }, { line: 2 * i + 2, action: JSON.parse(noteLine(i)) as unknown }]);
+      const enqueued = await enqueueChunks({ queue: tq.target, file: 'stop-test', chunks: planChunks(lines, 10) });
+      let stop!: () => void;
+      const stopped = new Promise<void>((r) => (stop = r));
+      const waiting = waitForChunks({ queue: { ...tq.target, url: proxy.url(tq.target.url) }, enqueued, stop: stopped, stopGraceMs: 300, pollMs: 20 });
+      // Polling (answers beyond the ready check), then Redis goes away and the signal comes.
+      await waitFor(() => proxy.connections().some((c) => c.answers >= 5), 10_000);
+      await proxy.cut('blackhole');
+      const started = performance.now();
+      stop();
+      const states = await waiting;
+
+      expect(performance.now() - started).toBeLessThan(300 + 1_000);
+      expect(states.results.size).toBe(0);
+      expect(states.blocked.sort()).toEqual([...enqueued.records, enqueued.gate, ...enqueued.activities].sort());
+    } finally {
+      await proxy.close();
+      await tq.drop();
+    }
   });
 });
