@@ -34,6 +34,17 @@ export const queueConfigSchema = z.strictObject({
    * whose worker died is handed to another worker after about this long. Default 30,000.
    */
   lockDurationMs: z.number().int().min(1_000).default(30_000),
+  /**
+   * How long a stop (SIGTERM, SIGINT) waits, seconds: a worker for its running jobs to finish, `sync
+   * --queue --wait` for its last look at the queue. Then the connections are closed anyway, also when
+   * the queue's Redis is gone; a job not finished stays on the queue and another worker takes it once
+   * its lock expires. 0 to 3,600. Default 10.
+   */
+  drainSeconds: z
+    .number({ error: 'must be a number of seconds from 0 to 3600' })
+    .min(0, 'must be 0 or more seconds')
+    .max(3_600, 'must be at most 3600 seconds (an hour); a longer drain outlives any scheduler\'s stop timeout')
+    .default(10),
   /** How often workers look for jobs whose worker died (BullMQ stalledInterval), ms. Default 30,000. */
   stalledIntervalMs: z.number().int().min(500).default(30_000),
   /** How long a job waits before running again when another worker holds its event or lines, ms. Default 1,000. */

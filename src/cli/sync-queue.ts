@@ -4,6 +4,8 @@
  * record and activity chunks and added as one flow (src/queue/chunks.ts); `crm-upsert worker`s
  * run them. With --wait it waits for the workers and prints the usual summary and report, each
  * line under its own number. Adding the same file again adds nothing: its jobs have the same ids.
+ * A signal stops the wait only: one last poll (at most `queue.drainSeconds`, also when the queue's
+ * Redis is gone), then the summary and exit 143 / 130; the chunks stay on the queue.
  */
 import { createHash } from 'node:crypto';
 import { redact } from '../errors.js';
@@ -91,13 +93,14 @@ function collect(report: ReportBuilder, stop: StopState, planned: PlannedChunks,
   return apiCalls;
 }
 
-function stopWaiting(stop: StopState): { stopped: Promise<void>; dispose(): void } {
+function stopWaiting(stop: StopState, drainSeconds: number): { stopped: Promise<void>; dispose(): void } {
   let resolveStop!: () => void;
   const stopped = new Promise<void>((r) => (resolveStop = r));
   const handler = (signal: NodeJS.Signals) => {
     if (stop.reason) process.exit(signal === 'SIGINT' ? ExitCode.sigint : ExitCode.sigterm);
     stop.reason = signal as StopState['reason'];
     stop.message = 'stopped waiting; the chunks stay on the queue and the workers finish them';
+    process.stderr.write(`crm-upsert: ${signal}: one last look at the queue (at most ${drainSeconds} s), then stopping (send again to exit now)\n`);
     resolveStop();
   };
   process.on('SIGINT', handler);
@@ -124,10 +127,10 @@ export async function syncQueueCommand(file: string, flags: SyncQueueFlags): Pro
     return code;
   }
   const stop: StopState = {};
-  const signals = stopWaiting(stop);
+  const signals = stopWaiting(stop, settings.drainSeconds);
   let states: ChunkStates;
   try {
-    states = await waitForChunks({ queue: target, enqueued, stop: signals.stopped });
+    states = await waitForChunks({ queue: target, enqueued, stop: signals.stopped, stopGraceMs: settings.drainSeconds * 1_000 });
   } finally {
     signals.dispose();
   }

@@ -13,7 +13,7 @@
  */
 import { FlowProducer, Queue } from 'bullmq';
 import { chunkJobId, CHUNK_JOB, type ChunkJobResult, type ChunkLine, type GateChunkData, type LinesChunkData } from './jobs.js';
-import { bullOptions, closeWithin, connected, type QueueTarget } from './target.js';
+import { bullOptions, closeWithin, connected, settlesWithin, type QueueTarget } from './target.js';
 
 /** How long activity chunks wait for their gate at most (it releases them long before), ms: a year. */
 export const ACTIVITY_HOLD_MS = 365 * 24 * 3_600_000;
@@ -125,49 +125,99 @@ export interface WaitOptions {
   enqueued: EnqueuedFile;
   /** Poll interval, ms. Default 200. */
   pollMs?: number;
-  /** Stop waiting when this resolves (a signal); what finished by then is returned. */
+  /** Stop waiting when this resolves (a signal): one last poll, then what finished by then is returned. */
   stop?: Promise<void>;
+  /**
+   * Longest wait for that last poll once `stop` resolved, ms: past it (the queue's Redis does not
+   * answer) the connection is dropped and the jobs not seen finished are returned as blocked. Default 10,000.
+   */
+  stopGraceMs?: number;
   /** Called after each poll with the jobs finished so far. */
   onProgress?: (finished: number, total: number) => void;
 }
 
-/** Wait until every job of the file finished, or until the rest waits on a failed record chunk. */
+/** Aborts `graceMs` after `stop` resolves; never without a stop. `clear()` drops its timer. */
+function graceAfter(stop: Promise<void> | undefined, graceMs: number): { signal: AbortSignal; clear(): void } {
+  const controller = new AbortController();
+  let timer: NodeJS.Timeout | undefined;
+  let cleared = false;
+  void stop?.then(() => {
+    if (!cleared) timer = setTimeout(() => controller.abort(), graceMs);
+  });
+  return { signal: controller.signal, clear: () => ((cleared = true), clearTimeout(timer)) };
+}
+
+const aborted = Symbol('aborted');
+
+/** `p`'s value, or `aborted` when `signal` aborts first (a rejection of `p` is thrown). */
+async function unlessAborted<T>(p: Promise<T>, signal: AbortSignal): Promise<T | typeof aborted> {
+  let onAbort: (() => void) | undefined;
+  const abortion = new Promise<typeof aborted>((r) => {
+    if (signal.aborted) r(aborted);
+    signal.addEventListener('abort', (onAbort = () => r(aborted)), { once: true });
+  });
+  try {
+    return await Promise.race([p, abortion]);
+  } finally {
+    signal.removeEventListener('abort', onAbort!);
+  }
+}
+
+/** Wait until every job of the file finished, or until the rest waits on a failed record chunk, or a stop. */
 export async function waitForChunks(options: WaitOptions): Promise<ChunkStates> {
   const { enqueued } = options;
-  const queue = await connected(new Queue(options.queue.name, bullOptions(options.queue)), options.queue);
+  const queue = new Queue(options.queue.name, bullOptions(options.queue));
   const all = [...enqueued.records, enqueued.gate, ...enqueued.activities];
   const lines = new Set([...enqueued.records, ...enqueued.activities]);
   const out: ChunkStates = { results: new Map(), failed: new Map(), blocked: [] };
   const finished = new Set<string>();
+  const unfinished = () => all.filter((id) => !finished.has(id));
   let stopped = false;
-  void options.stop?.then(() => (stopped = true));
+  let wake: (() => void) | undefined;
+  void options.stop?.then(() => ((stopped = true), wake?.()));
+  const grace = graceAfter(options.stop, options.stopGraceMs ?? 10_000);
+  // A poll abandoned at the grace's end may still answer later: it must not change what was returned.
+  const poll = async () => {
+    for (const id of all) {
+      if (finished.has(id)) continue;
+      // The state first: a job read before it finished would carry no return value.
+      const state = await queue.getJobState(id);
+      if (state !== 'completed' && state !== 'failed') continue;
+      const job = await queue.getJob(id);
+      if (!job || grace.signal.aborted) continue;
+      finished.add(id);
+      if (state === 'failed') out.failed.set(id, job.failedReason);
+      else if (lines.has(id)) out.results.set(id, job.returnvalue as ChunkJobResult);
+    }
+  };
+  let answered = false;
   try {
+    try {
+      await connected(queue, options.queue, undefined, grace.signal);
+      answered = true;
+    } catch (err) {
+      if (grace.signal.aborted) return { ...out, blocked: unfinished() };
+      throw err;
+    }
     for (;;) {
-      for (const id of all) {
-        if (finished.has(id)) continue;
-        // The state first: a job read before it finished would carry no return value.
-        const state = await queue.getJobState(id);
-        if (state !== 'completed' && state !== 'failed') continue;
-        const job = await queue.getJob(id);
-        if (!job) continue;
-        finished.add(id);
-        if (state === 'failed') out.failed.set(id, job.failedReason);
-        else if (lines.has(id)) out.results.set(id, job.returnvalue as ChunkJobResult);
-      }
+      if ((await unlessAborted(poll(), grace.signal)) === aborted) return { ...out, blocked: unfinished() };
       options.onProgress?.(finished.size, all.length);
       if (finished.size === all.length) return out;
       const recordsDone = enqueued.records.every((id) => finished.has(id));
-      if (recordsDone && enqueued.records.some((id) => out.failed.has(id))) {
-        out.blocked = all.filter((id) => !finished.has(id));
-        return out;
-      }
-      if (stopped) {
-        out.blocked = all.filter((id) => !finished.has(id));
-        return out;
-      }
-      await new Promise((r) => setTimeout(r, options.pollMs ?? 200));
+      if (stopped || (recordsDone && enqueued.records.some((id) => out.failed.has(id)))) return { ...out, blocked: unfinished() };
+      // A stop ends the pause at once: the poll after it is the last.
+      await new Promise<void>((r) => {
+        const timer = setTimeout(r, options.pollMs ?? 200);
+        wake = () => (clearTimeout(timer), r());
+        if (stopped) wake();
+      });
+      wake = undefined;
     }
   } finally {
-    await closeWithin(queue, 5_000);
+    grace.clear();
+    // After a stop, or without an answer, nothing is pending: drop the connection (forced: no wait
+    // for a Redis that may be gone).
+    if (stopped || !answered) await settlesWithin(queue.getBackend().close(true), 1_000);
+    else await closeWithin(queue, 5_000);
   }
 }

@@ -3,8 +3,9 @@
  * source's handler, chunk jobs through `applyMany`; the actions of every job running at the same
  * time in this process share one coalesced applyMany (group commit, see coalesce.ts). BullMQ
  * retries a job that throws with the backoff it was added with; `close()` drains: no new job
- * starts, the running ones finish. A job BullMQ hands out twice (a stalled worker's job) meets the
- * ledger the second time: its work replays with 0 CRM calls.
+ * starts, the running ones finish; `stop(ms)` drains for at most `ms`, then drops the connections.
+ * A job BullMQ hands out twice (a stalled worker's job) meets the ledger the second time: its work
+ * replays with 0 CRM calls.
  */
 import { DelayedError, Queue, RateLimitError, UnrecoverableError, Worker, type Job } from 'bullmq';
 import type { Sync } from '../engine/index.js';
@@ -16,7 +17,7 @@ import { evidenceOf, outageRule, type OutageOptions, type OutagePause, type Outa
 import { DEFAULT_RATE_LIMIT_WAIT_MS, type RateLimitSource } from './rate-limits.js';
 import { runChunkJob } from './run-chunk.js';
 import { CrmUnanswered, DEFAULT_PARENT_WAIT_MS, EventFailed, runEventJob, type EventHandler } from './run-event.js';
-import { bullOptions, type QueueTarget } from './target.js';
+import { bullOptions, settlesWithin, type QueueTarget } from './target.js';
 
 export interface StartWorkerOptions {
   /** The engine the jobs run on (its ledger is shared by every worker of the account). */
@@ -88,8 +89,18 @@ export interface QueueWorker {
   stats(): WorkerStats;
   /** Drain: stop taking jobs, let the running ones finish, close the connections (not the sync). */
   close(): Promise<void>;
+  /**
+   * Drain as `close()` does for at most `drainMs`; when that has not finished by then (a job runs
+   * longer, or the queue's Redis is gone and nothing can be recorded), drop the connections without
+   * waiting. A job still running then keeps its lock until it expires (`lockDurationMs`): BullMQ
+   * hands it to another worker as stalled, and the ledger replays what it did. Resolves true when
+   * it drained. Calls after the first return the first one's result.
+   */
+  stop(drainMs: number): Promise<boolean>;
 }
 
+/** Longest wait for the connections to drop once a stop gives up draining, ms. */
+const DISCONNECT_MS = 1_000;
 const realSleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 /** Thrown for a job put back during an outage: BullMQ returns it to wait without spending an attempt. */
 class OutagePutBack extends RateLimitError {}
@@ -195,6 +206,13 @@ export function startWorker(options: StartWorkerOptions): QueueWorker {
   queue.on('error', () => undefined);
   const unwatch = options.rateLimits?.onRateLimited((ms) => void queue.rateLimit(ms).catch(() => undefined));
   let closing: Promise<void> | undefined;
+  let stopping: Promise<boolean> | undefined;
+  const close = () =>
+    (closing ??= (async () => {
+      unwatch?.();
+      await worker.close();
+      await queue.close();
+    })());
   return {
     worker,
     ready: async () => {
@@ -202,11 +220,14 @@ export function startWorker(options: StartWorkerOptions): QueueWorker {
       await queue.waitUntilReady();
     },
     stats: () => ({ ...stats }),
-    close: () =>
-      (closing ??= (async () => {
-        unwatch?.();
-        await worker.close();
-        await queue.close();
+    close,
+    stop: (drainMs) =>
+      (stopping ??= (async () => {
+        if (await settlesWithin(close(), drainMs)) return true;
+        // worker.close(true) cannot overtake the drain under way; its backend's forced close drops both
+        // connections without waiting for Redis (disconnect() would wait for an end that never comes).
+        await settlesWithin(Promise.allSettled([worker.getBackend().close(true), queue.getBackend().close(true)]), DISCONNECT_MS);
+        return false;
       })()),
   };
 }

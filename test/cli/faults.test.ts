@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openLedger } from '../../src/ledger/index.js';
+import { tcpProxy } from '../helpers/tcp-proxy.js';
 import { fakeHubSpot, fakeSalesforce, type FakeHubSpot } from '../../adapters/testing/index.js';
 import { contactLine, ensureBuilt, pairsFile, runCli, sleep, tempDir, writeHubSpotConfig, startFakeHubSpot } from './helpers.js';
 
@@ -59,33 +60,6 @@ async function startRedis(): Promise<{ port: number; process: ChildProcess; stop
   };
 }
 
-/** A TCP proxy to `target` that can be cut: every connection dropped, new ones refused. */
-async function cuttableProxy(target: number): Promise<{ port: number; cut(): void }> {
-  const sockets = new Set<net.Socket>();
-  const server = net.createServer((client) => {
-    const upstream = net.connect(target, '127.0.0.1');
-    const end = () => {
-      client.destroy();
-      upstream.destroy();
-    };
-    for (const s of [client, upstream]) {
-      sockets.add(s);
-      s.on('error', end);
-      s.on('close', end);
-    }
-    client.pipe(upstream);
-    upstream.pipe(client);
-  });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  return {
-    port: (server.address() as net.AddressInfo).port,
-    cut() {
-      server.close();
-      for (const s of sockets) s.destroy();
-    },
-  };
-}
-
 describe('crm-upsert sync when the infrastructure fails', () => {
   let fake: FakeHubSpot;
   let server: { basePath: string; close(): Promise<void> };
@@ -95,7 +69,7 @@ describe('crm-upsert sync when the infrastructure fails', () => {
 
   it('exits 4 with its summary and report when the Redis ledger goes away mid-run, and marks done only what was recorded', async () => {
     const redis = await startRedis();
-    const proxy = await cuttableProxy(redis.port);
+    const proxy = await tcpProxy({ port: redis.port });
     try {
       const dir = tempDir();
       const config = writeHubSpotConfig(dir, server.basePath, { ledger: `redis://127.0.0.1:${proxy.port}` });
@@ -106,7 +80,7 @@ describe('crm-upsert sync when the infrastructure fails', () => {
       const dispatch = fake.core.dispatch.bind(fake.core);
       let upserts = 0;
       fake.core.dispatch = (req) => {
-        if (req.path.endsWith('/contacts/batch/upsert') && ++upserts === 3) proxy.cut();
+        if (req.path.endsWith('/contacts/batch/upsert') && ++upserts === 3) void proxy.cut('refuse');
         return dispatch(req);
       };
       const before = fake.count();
@@ -138,7 +112,7 @@ describe('crm-upsert sync when the infrastructure fails', () => {
         await ledger.close();
       }
     } finally {
-      proxy.cut();
+      await proxy.close();
       await redis.stop();
     }
   }, 60_000);
