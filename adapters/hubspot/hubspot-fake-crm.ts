@@ -7,6 +7,10 @@ import { randomUUID } from 'node:crypto';
 import type { FakeRequest, FakeResponse } from '../testing/fake-http.js';
 import { RecordStore } from '../fake-store.js';
 import type { FakeHubSpotOptions } from './hubspot-fake-options.js';
+import {
+  associationType, associationTypeFrom, associationTypesBetween, checkAssociationSpec, duplicateAssociationMessage, invalidObjectContext, OBJECT_TYPE_IDS,
+  primaryOwner, unlabeledCompanion, type AssociationType,
+} from './hubspot-fake-associations.js';
 
 
 export interface FakeHubSpotRecord {
@@ -14,8 +18,19 @@ export interface FakeHubSpotRecord {
   properties: Record<string, string>;
   createdAt: string;
   updatedAt: string;
-  /** Associated record ids by object type, with the association type id. */
+  /** Associated record ids by object type, one entry per association type id (a primary company also has its unlabeled 279/341). */
   associations: Record<string, { id: string; typeId: number }[]>;
+}
+
+/** One association of a record, as `fake.associations(objectType, id)` lists it. */
+export interface FakeHubSpotAssociation {
+  /** The associated record's object type (`companies`, ...). */
+  toObjectType: string;
+  toId: string;
+  /** HUBSPOT_DEFINED association type id, from this record's side (note->contact 202). */
+  typeId: number;
+  /** `null` for the unlabeled type, `Primary` for a primary company. */
+  label: string | null;
 }
 
 export interface FakePropertyDefinition {
@@ -41,7 +56,8 @@ interface StoredRecord {
   properties: Map<string, string>;
   createdAt: number;
   updatedAt: number;
-  associations: Map<string, Map<string, number>>;
+  /** To-object type -> to-record id -> association type ids (from this record's side). */
+  associations: Map<string, Map<string, Set<number>>>;
 }
 
 interface ObjectStore {
@@ -56,13 +72,7 @@ const objectTypeAliases: Record<string, string> = {
   '0-1': 'contacts', contact: 'contacts', '0-2': 'companies', company: 'companies', '0-3': 'deals', deal: 'deals',
   '0-46': 'notes', note: 'notes', '0-27': 'tasks', task: 'tasks',
 };
-const objectTypeIds: Record<string, string> = { contacts: '0-1', companies: '0-2', deals: '0-3', notes: '0-46', tasks: '0-27' };
 const singular: Record<string, string> = { contacts: 'contact', companies: 'company', deals: 'deal', notes: 'note', tasks: 'task' };
-// HUBSPOT_DEFINED type ids come in pairs (note->contact 202, contact->note 201, ...).
-const reverseTypeIds: Record<number, number> = {
-  202: 201, 201: 202, 204: 203, 203: 204, 190: 189, 189: 190, 192: 191, 191: 192, 214: 213, 213: 214, 216: 215, 215: 216,
-  1: 2, 2: 1, 3: 4, 4: 3, 5: 6, 6: 5,
-};
 const defaultProperties: Record<string, string[]> = {
   contacts: ['email', 'firstname', 'lastname', 'lifecyclestage', 'phone', 'company', 'jobtitle', 'website', 'hubspot_owner_id'],
   companies: ['name', 'domain', 'industry', 'phone', 'city', 'hubspot_owner_id'],
@@ -98,7 +108,7 @@ export class FakeHubSpotCrm {
       for (const p of props) store.properties.set(p, { unique: false, type: 'string', custom: false, readOnly: false, calculated: false });
       if (type === 'notes' || type === 'tasks') store.required.push('hs_timestamp');
     }
-    this.defineProperty('contacts', 'ai_external_id', { unique: true });
+    for (const type of ['contacts', 'companies', 'deals']) this.defineProperty(type, 'ai_external_id', { unique: true });
     for (const type of ['notes', 'tasks']) {
       this.defineProperty(type, KEY_PROPERTY);
       this.indexProperty(this.store(type)!, KEY_PROPERTY);
@@ -178,8 +188,17 @@ export class FakeHubSpotCrm {
       properties: Object.fromEntries(r.properties),
       createdAt: new Date(r.createdAt).toISOString(),
       updatedAt: new Date(r.updatedAt).toISOString(),
-      associations: Object.fromEntries([...r.associations].map(([t, m]) => [t, [...m].map(([id, typeId]) => ({ id, typeId }))])),
+      associations: Object.fromEntries([...r.associations].map(([t, m]) => [t, [...m].flatMap(([id, types]) => [...types].map((typeId) => ({ id, typeId })))])),
     }));
+  }
+
+  /** Every association of one record, from its side; [] for a record that does not exist. */
+  associations(objectType: string, id: string): FakeHubSpotAssociation[] {
+    const from = objectTypeAliases[objectType] ?? objectType;
+    const record = this.store(from)?.records.get(id);
+    if (!record) return [];
+    return [...record.associations].flatMap(([toObjectType, m]) => [...m].flatMap(([toId, types]) =>
+      [...types].map((typeId) => ({ toObjectType, toId, typeId, label: associationType(from, toObjectType, typeId)?.label ?? null }))));
   }
 
   /** Serve one authorised, unthrottled request. */
@@ -202,6 +221,7 @@ export class FakeHubSpotCrm {
       if (req.method === 'POST' && p.length === 4) return this.singleCreate(type, body);
       if (req.method === 'GET' && p.length === 5) return this.getById(type, p[4]!, req.query);
     }
+    if (p[1] === 'v4' && p[2] === 'associations' && p.length === 6 && p[5] === 'labels' && req.method === 'GET') return this.associationLabels(p[3]!, p[4]!);
     if (p[1] === 'v4' && p[2] === 'associations' && p.length === 7 && p[5] === 'batch' && req.method === 'POST') {
       if (p[6] === 'read') return this.associationsRead(p[3]!, p[4]!, body);
       if (p[6] === 'create') return this.associationsCreate(p[3]!, p[4]!, body);
@@ -340,30 +360,52 @@ export class FakeHubSpotCrm {
     return this.batchEnvelope(results, errors, 200);
   }
 
-  private associate(fromType: string, from: StoredRecord, toType: string, toId: string, typeId: number): string | null {
-    const toStore = this.store(toType);
-    const to = toStore?.records.get(toId);
-    if (!to) return `${singular[toType] ?? toType} ${toId} does not exist`;
-    const a = from.associations.get(toType) ?? new Map<string, number>();
-    a.set(toId, typeId);
-    from.associations.set(toType, a);
-    const b = to.associations.get(fromType) ?? new Map<string, number>();
-    b.set(from.id, reverseTypeIds[typeId] ?? typeId);
-    to.associations.set(fromType, b);
-    return null;
+  private link(a: StoredRecord, toType: string, b: StoredRecord, typeId: number): void {
+    const m = a.associations.get(toType) ?? new Map<string, Set<number>>();
+    const types = m.get(b.id) ?? new Set<number>();
+    types.add(typeId);
+    m.set(b.id, types);
+    a.associations.set(toType, m);
   }
 
-  /** Validate an input's associations: the HubSpot object type each one points at, or an error. */
-  private checkAssociations(associations: unknown[]): { toType: string; toId: string; typeId: number }[] | string {
-    const out: { toType: string; toId: string; typeId: number }[] = [];
+  /**
+   * Associate two existing records with a type valid for the pair, from both sides. A labeled type
+   * brings its unlabeled companion (HubSpot always lists the unlabeled type), and a primary label
+   * moves off the owner's previous primary record. Re-creating an existing association changes nothing.
+   */
+  private associate(from: StoredRecord, t: AssociationType, to: StoredRecord): void {
+    const owner = primaryOwner(t);
+    if (owner) {
+      const [side, otherType, ownType] = owner === 'from' ? [from, t.to, t.typeId] : [to, t.from, t.inverse];
+      const keep = owner === 'from' ? to.id : from.id;
+      for (const [otherId, types] of side.associations.get(otherType) ?? []) {
+        if (otherId === keep || !types.delete(ownType)) continue;
+        const sideType = owner === 'from' ? t.from : t.to;
+        this.store(otherType)?.records.get(otherId)?.associations.get(sideType)?.get(side.id)?.delete(owner === 'from' ? t.inverse : t.typeId);
+      }
+    }
+    for (const type of [unlabeledCompanion(t), t]) {
+      if (!type) continue;
+      this.link(from, t.to, to, type.typeId);
+      this.link(to, t.from, from, type.inverse);
+    }
+  }
+
+  /** An input's inline associations, checked against the pair each type id defines: the links to make, or the problem. */
+  private checkAssociations(fromType: string, associations: unknown[]): { type: AssociationType; to: StoredRecord }[] | { message: string; context?: Record<string, string[]> } {
+    const out: { type: AssociationType; to: StoredRecord }[] = [];
     for (const a of associations.map(asBody)) {
       const toId = String(asBody(a.to).id ?? '');
-      const spec = asBody(asArray(a.types)[0]);
-      const typeId = Number(spec.associationTypeId);
-      const toType = [...this.stores.entries()].find(([, s]) => s.records.has(toId))?.[0];
-      if (!toType) return `Association target ${toId} does not exist`;
-      if (!Number.isInteger(typeId) || spec.associationCategory === undefined) return `Invalid association type for target ${toId}`;
-      out.push({ toType, toId, typeId });
+      const specs = asArray(a.types).map(asBody);
+      if (specs.length === 0) return { message: 'Invalid input JSON: each association needs at least one type' };
+      for (const spec of specs) {
+        const problem = checkAssociationSpec(fromType, undefined, spec);
+        if (problem) return problem;
+        const type = associationTypeFrom(fromType, Number(spec.associationTypeId))!;
+        const to = this.store(type.to)?.records.get(toId);
+        if (!to) return { message: 'One or more associations are invalid', context: invalidObjectContext(type.to, toId) };
+        out.push({ type, to });
+      }
     }
     return out;
   }
@@ -375,33 +417,33 @@ export class FakeHubSpotCrm {
     const traces = parsed.map((i) => (typeof i.objectWriteTraceId === 'string' ? i.objectWriteTraceId : undefined));
     // Partial (207) results only when every input carries a unique trace id; otherwise one bad input fails the call.
     const traced = traces.every((t) => t !== undefined) && new Set(traces).size === traces.length;
-    const problems = parsed.map((input) => {
+    const fromType = objectTypeAliases[type] ?? type;
+    const links = parsed.map((input) => this.checkAssociations(fromType, asArray(input.associations)));
+    const problems = parsed.map((input, n): { category: string; message: string; context?: Record<string, string[]> } | null => {
       const props = asBody(input.properties);
       const invalid = this.invalidProperties(store, props, true);
       if (invalid) return { category: 'VALIDATION_ERROR', message: invalid };
-      const assoc = this.checkAssociations(asArray(input.associations));
-      if (typeof assoc === 'string') return { category: 'VALIDATION_ERROR', message: assoc };
+      const assoc = links[n]!;
+      if (!Array.isArray(assoc)) return { category: 'VALIDATION_ERROR', ...assoc };
       const conflict = this.uniqueConflict(type, store, props, null);
       if (conflict) return { category: 'CONFLICT', message: String(asBody(conflict.body).message) };
       return null;
     });
     const firstProblem = problems.find((p) => p !== null);
-    if (firstProblem && !traced) return errorBody(400, firstProblem.category, firstProblem.message);
+    if (firstProblem && !traced) return errorBody(400, firstProblem.category, firstProblem.message, firstProblem.context ? { context: firstProblem.context } : {});
     const t = this.now();
     const results: Body[] = [];
     const errors: Body[] = [];
     parsed.forEach((input, n) => {
       const problem = problems[n];
       if (problem) {
-        errors.push({ status: 'error', category: problem.category, message: problem.message, context: { objectWriteTraceId: [traces[n]!] }, errors: [], links: {} });
+        errors.push({ status: 'error', category: problem.category, message: problem.message, context: { ...problem.context, objectWriteTraceId: [traces[n]!] }, errors: [], links: {} });
         return;
       }
       const record = this.newRecord(t);
       this.write(record, asBody(input.properties), t);
       store.records.put(record);
-      for (const a of this.checkAssociations(asArray(input.associations)) as { toType: string; toId: string; typeId: number }[]) {
-        this.associate(objectTypeAliases[type] ?? type, record, a.toType, a.toId, a.typeId);
-      }
+      for (const a of links[n] as { type: AssociationType; to: StoredRecord }[]) this.associate(record, a.type, a.to);
       results.push({ ...this.view(record), ...(traces[n] ? { objectWriteTraceId: traces[n] } : {}) });
     });
     return this.batchEnvelope(results, errors, 201);
@@ -454,7 +496,15 @@ export class FakeHubSpotCrm {
       for (const t of assocTypes) {
         const toType = objectTypeAliases[t] ?? t;
         const m = r.associations.get(toType);
-        if (m && m.size > 0) associations[toType] = { results: [...m].map(([aid]) => ({ id: aid, type: `${singular[objectTypeAliases[type] ?? type]}_to_${singular[toType]}` })) };
+        const from = objectTypeAliases[type] ?? type;
+        // v3 names a primary association `deal_to_company` and the unlabeled one beside it
+        // `deal_to_company_unlabeled` (a real answer on community.hubspot.com, td-p/658333).
+        const hasPrimary = associationTypesBetween(from, toType).some((d) => d.label === 'Primary');
+        const name = (typeId: number) => {
+          const base = `${singular[from]}_to_${singular[toType]}`;
+          return hasPrimary && associationType(from, toType, typeId)?.label === null ? `${base}_unlabeled` : base;
+        };
+        if (m && m.size > 0) associations[toType] = { results: [...m].flatMap(([aid, types]) => [...types].map((typeId) => ({ id: aid, type: name(typeId) }))) };
       }
       view.associations = associations;
     }
@@ -516,11 +566,12 @@ export class FakeHubSpotCrm {
     const to = objectTypeAliases[toType] ?? toType;
     if (!from || !this.store(to)) return this.unknownType(from ? toType : fromType);
     const pageSize = this.options.associationPageSize ?? 500;
+    const canonicalFrom = objectTypeAliases[fromType] ?? fromType;
     const results: Body[] = [];
     const errors: Body[] = [];
     for (const input of asArray(body.inputs).map(asBody)) {
       const id = String(input.id ?? '');
-      const all = [...(from.records.get(id)?.associations.get(to) ?? new Map<string, number>())];
+      const all = [...(from.records.get(id)?.associations.get(to) ?? new Map<string, Set<number>>())];
       if (all.length === 0) {
         errors.push({
           status: 'error', category: 'OBJECT_NOT_FOUND', subCategory: 'crm.associations.NO_ASSOCIATIONS_FOUND',
@@ -532,7 +583,10 @@ export class FakeHubSpotCrm {
       const page = all.slice(start, start + pageSize);
       const result: Body = {
         from: { id },
-        to: page.map(([toId, typeId]) => ({ toObjectId: Number(toId), associationTypes: [{ category: 'HUBSPOT_DEFINED', typeId, label: null }] })),
+        to: page.map(([toId, types]) => ({
+          toObjectId: Number(toId),
+          associationTypes: [...types].map((typeId) => ({ category: 'HUBSPOT_DEFINED', typeId, label: associationType(canonicalFrom, to, typeId)?.label ?? null })),
+        })),
       };
       if (start + pageSize < all.length) result.paging = { next: { after: String(start + pageSize), link: null } };
       results.push(result);
@@ -540,28 +594,66 @@ export class FakeHubSpotCrm {
     return this.batchEnvelope(results, errors, 200);
   }
 
+  /**
+   * v4 batch create. Every type must be one HubSpot defines for the pair, and no association may
+   * appear twice, or the whole batch fails with 400; a record that does not exist fails its input
+   * (207). An association that already exists is answered as created and left as it is [I: HubSpot
+   * documents no error for it]. Success is 200: HubSpot has answered association batch creates
+   * with 200 since August 2025 where its docs and SDK codegen say 201 (HubSpot/hubspot-api-nodejs#656,
+   * hubspot-api-php#506, hubspot-api-python#448), so @hubspot/api-client 13's v4 `batchApi.create`,
+   * which maps only 201 and 207, throws `ApiException` "An error occurred." on it with the
+   * associations committed, against this fake as against HubSpot.
+   */
   private associationsCreate(fromType: string, toType: string, body: Body): FakeResponse {
-    const from = this.store(fromType);
+    const fromStore = this.store(fromType);
+    const from = objectTypeAliases[fromType] ?? fromType;
     const to = objectTypeAliases[toType] ?? toType;
-    if (!from || !this.store(to)) return this.unknownType(from ? toType : fromType);
+    const toStore = this.store(to);
+    if (!fromStore || !toStore) return this.unknownType(fromStore ? toType : fromType);
+    const inputs = asArray(body.inputs).map(asBody);
+    if (inputs.length > BATCH_LIMIT) return errorBody(400, 'VALIDATION_ERROR', `Batch input limit exceeded: ${inputs.length} inputs, the maximum is ${BATCH_LIMIT}.`);
+    const seen = new Set<string>();
+    const repeated: string[] = [];
+    for (const input of inputs) {
+      const specs = asArray(input.types).map(asBody);
+      if (specs.length === 0) return errorBody(400, 'VALIDATION_ERROR', 'Invalid input JSON: each association needs at least one type');
+      for (const spec of specs) {
+        const problem = checkAssociationSpec(from, to, spec);
+        if (problem) return errorBody(400, 'VALIDATION_ERROR', problem.message, problem.context ? { context: problem.context } : {});
+        const key = `${String(asBody(input.from).id ?? '')}->${String(asBody(input.to).id ?? '')}:${String(spec.associationCategory)}=${Number(spec.associationTypeId)}`;
+        if (seen.has(key)) repeated.push(key);
+        seen.add(key);
+      }
+    }
+    if (repeated.length > 0) return errorBody(400, 'VALIDATION_ERROR', duplicateAssociationMessage(repeated));
     const results: Body[] = [];
     const errors: Body[] = [];
-    for (const input of asArray(body.inputs).map(asBody)) {
+    for (const input of inputs) {
       const fromId = String(asBody(input.from).id ?? '');
       const toId = String(asBody(input.to).id ?? '');
-      const typeId = Number(asBody(asArray(input.types)[0]).associationTypeId);
-      const record = from.records.get(fromId);
-      const problem = !record ? `${fromType} ${fromId} does not exist` : this.associate(objectTypeAliases[fromType] ?? fromType, record, to, toId, typeId);
-      if (problem) {
-        errors.push({ status: 'error', category: 'VALIDATION_ERROR', message: problem, context: { fromObjectId: [fromId], toObjectId: [toId] }, errors: [], links: {} });
+      const a = fromStore.records.get(fromId);
+      const b = toStore.records.get(toId);
+      if (!a || !b) {
+        const context = a ? invalidObjectContext(to, toId) : invalidObjectContext(from, fromId);
+        errors.push({ status: 'error', category: 'VALIDATION_ERROR', message: 'One or more associations are invalid', context, errors: [], links: {} });
         continue;
       }
+      const types = asArray(input.types).map((spec) => associationType(from, to, Number(asBody(spec).associationTypeId))!);
+      for (const t of types) this.associate(a, t, b);
       results.push({
-        fromObjectTypeId: objectTypeIds[objectTypeAliases[fromType] ?? fromType] ?? fromType, fromObjectId: Number(fromId),
-        toObjectTypeId: objectTypeIds[to] ?? to, toObjectId: Number(toId), labels: [],
+        fromObjectTypeId: OBJECT_TYPE_IDS[from] ?? from, fromObjectId: Number(fromId),
+        toObjectTypeId: OBJECT_TYPE_IDS[to] ?? to, toObjectId: Number(toId), labels: types.flatMap((t) => (t.label ? [t.label] : [])),
       });
     }
-    return this.batchEnvelope(results, errors, 201);
+    return this.batchEnvelope(results, errors, 200);
+  }
+
+  /** `GET /crm/v4/associations/{from}/{to}/labels`: the pair's types, unlabeled first (`label: null`). */
+  private associationLabels(fromType: string, toType: string): FakeResponse {
+    const from = objectTypeAliases[fromType] ?? fromType;
+    const to = objectTypeAliases[toType] ?? toType;
+    if (!this.store(from) || !this.store(to)) return this.unknownType(this.store(from) ? toType : fromType);
+    return { status: 200, body: { results: associationTypesBetween(from, to).map((t) => ({ category: 'HUBSPOT_DEFINED', typeId: t.typeId, label: t.label })) } };
   }
 
   private propertyView(type: string, name: string, p: PropertyDef): Body {

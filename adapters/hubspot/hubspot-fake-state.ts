@@ -6,7 +6,7 @@
  * factory in hubspot-fake.ts puts it behind the fake HTTP kit's fronts.
  */
 import { proxyErrorPage, type FakeRequest, type FakeResponse, type FakeVendor } from '../testing/fake-http.js';
-import { errorBody, FakeHubSpotCrm, type FakeHubSpotRecord, type FakePropertyDefinition } from './hubspot-fake-crm.js';
+import { errorBody, FakeHubSpotCrm, type FakeHubSpotAssociation, type FakeHubSpotRecord, type FakePropertyDefinition } from './hubspot-fake-crm.js';
 import type { FakeHubSpotOptions } from './hubspot-fake-options.js';
 
 export type { FakeHubSpotOptions } from './hubspot-fake-options.js';
@@ -60,6 +60,10 @@ export class FakeHubSpotState implements FakeVendor {
 
   records(objectType: string): FakeHubSpotRecord[] {
     return this.crm.records(objectType);
+  }
+
+  associations(objectType: string, id: string): FakeHubSpotAssociation[] {
+    return this.crm.associations(objectType, id);
   }
 
   /** Midnight in the account's time zone: the daily request count starts again (optionally with a new limit). */

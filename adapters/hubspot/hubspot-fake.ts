@@ -7,17 +7,19 @@
  * unique-value idProperty, unknown properties (whole-batch 400 on upsert, per-input 207 on a
  * traced create), 100 inputs per batch, duplicate ids in one upsert, notes/tasks need
  * hs_timestamp, the ten-second / daily / search-per-second limits, and a search index that
- * lags writes by `searchLagMs`. Statuses follow the SDK's accepted codes exactly: batch upsert
- * 200/207 (never 201), batch create 201/207, batch read 200/207, single create 201.
+ * lags writes by `searchLagMs`, and the association types valid for each pair of objects.
+ * Statuses follow HubSpot: batch upsert 200/207 (never 201), batch create 201/207, batch read
+ * 200/207, single create 201, and v4 association batch create 200/207 (which the SDK's
+ * `batchApi.create` does not accept, against HubSpot as here).
  *
  * The state lives in hubspot-fake-state.ts (limits, auth) and hubspot-fake-crm.ts (the portal);
  * this file only puts it behind the fronts.
  */
 import { FakeHttpCore, fakeCrmBase, type FakeCrmBase, interceptWithNock, listenLoopback, type FaultOptions, type FaultKind } from '../testing/fake-http.js';
 import { FakeHubSpotState, HubSpotFault, type FakeHubSpotOptions } from './hubspot-fake-state.js';
-import type { FakeHubSpotRecord, FakePropertyDefinition } from './hubspot-fake-crm.js';
+import type { FakeHubSpotAssociation, FakeHubSpotRecord, FakePropertyDefinition } from './hubspot-fake-crm.js';
 
-export { FakeHubSpotState, HubSpotFault, type FakeHubSpotOptions, type FakeHubSpotRecord, type FakePropertyDefinition };
+export { FakeHubSpotState, HubSpotFault, type FakeHubSpotAssociation, type FakeHubSpotOptions, type FakeHubSpotRecord, type FakePropertyDefinition };
 
 export interface FakeHubSpot extends FakeCrmBase<FaultKind | HubSpotFault> {
   /** The state machine (records, properties). */
@@ -28,6 +30,12 @@ export interface FakeHubSpot extends FakeCrmBase<FaultKind | HubSpotFault> {
   intercept(origin?: string): Promise<{ basePath: string; stop(): void }>;
   /** Records of one object type (`contacts`, `notes`, ...). */
   records(objectType: string): FakeHubSpotRecord[];
+  /**
+   * The associations of one record, from its side: `{ toObjectType, toId, typeId, label }` each,
+   * a primary company listed with its unlabeled type beside it (contact->company 279 and 1).
+   * [] when the record does not exist.
+   */
+  associations(objectType: string, id: string): FakeHubSpotAssociation[];
   /** Define (or redefine) a property; `unique: true` makes it usable as an upsert idProperty. */
   defineProperty(objectType: string, name: string, definition?: FakePropertyDefinition): void;
   /** Remove a property (the portal does not have it). */
@@ -37,8 +45,9 @@ export interface FakeHubSpot extends FakeCrmBase<FaultKind | HubSpotFault> {
 }
 
 /**
- * An in-memory HubSpot with contacts (unique `ai_external_id`), companies, deals, and notes and
- * tasks (with a `crm_upsert_key` property) defined. Point the adapter's `basePath` at `listen()`
+ * An in-memory HubSpot with contacts, companies and deals (each with a unique `ai_external_id`),
+ * and notes and tasks (with a `crm_upsert_key` property) defined, associated by the
+ * HUBSPOT_DEFINED types of hubspot-fake-associations.ts. Point the adapter's `basePath` at `listen()`
  * or `intercept()`.
  */
 export function fakeHubSpot(options: FakeHubSpotOptions = {}): FakeHubSpot {
@@ -60,6 +69,7 @@ export function fakeHubSpotFromState(state: FakeHubSpotState, faults?: FaultOpti
       return { basePath: origin.replace(/\/+$/, ''), stop: () => front.stop() };
     },
     records: (objectType) => state.records(objectType),
+    associations: (objectType, id) => state.associations(objectType, id),
     defineProperty: (objectType, name, definition) => state.defineProperty(objectType, name, definition),
     removeProperty: (objectType, name) => state.crm.removeProperty(objectType, name),
     resetDaily: (dailyLimit) => state.resetDaily(dailyLimit),

@@ -12,29 +12,9 @@
 import { proxyErrorPage, type FakeRequest, type FakeResponse, type FakeVendor, type FaultOptions } from '../testing/fake-http.js';
 import { RecordStore } from '../fake-store.js';
 import { parseSoqlSelect } from './soql.js';
+import { lookupFieldOf, resolveReference, SALES_SCHEMA, type FakeFieldOptions, type ReferenceOrg } from './salesforce-fake-references.js';
 
-export type FakeFieldType = 'id' | 'string' | 'email' | 'phone' | 'date' | 'picklist' | 'textarea' | 'reference';
-
-export interface FakeFieldOptions {
-  type?: FakeFieldType;
-  externalId?: boolean;
-  unique?: boolean;
-  /**
-   * Unique matching is case-sensitive (the recommended setting). Default true. A Unique field
-   * seeded case-insensitive matches `acme-1` to `ACME-1`, as a real org does.
-   */
-  caseSensitive?: boolean;
-  /** The API user may set it on create (describe `createable`). Default true. */
-  createable?: boolean;
-  /** The API user may change it on update (describe `updateable`). Default true. */
-  updateable?: boolean;
-  /** Required on create (REQUIRED_FIELD_MISSING). */
-  required?: boolean;
-  /** reference fields: the sObjects an id may point to. */
-  referenceTo?: string[];
-  /** Value set on create when absent. */
-  defaultValue?: string;
-}
+export type { FakeFieldOptions, FakeFieldType } from './salesforce-fake-references.js';
 
 interface FieldDef extends Required<Pick<FakeFieldOptions, 'type' | 'externalId' | 'unique' | 'caseSensitive' | 'required' | 'createable' | 'updateable'>> {
   name: string;
@@ -73,31 +53,6 @@ export interface FakeSalesforceOptions {
 }
 
 const PREFIXES: Record<string, string> = { Account: '001', Contact: '003', Lead: '00Q', Task: '00T', Opportunity: '006', Case: '500' };
-const STRING: FakeFieldOptions = { type: 'string' };
-const EXTERNAL: FakeFieldOptions = { type: 'string', externalId: true, unique: true };
-
-const DEFAULT_SCHEMA: Record<string, Record<string, FakeFieldOptions>> = {
-  Account: { Name: { type: 'string', required: true }, AI_External_Id__c: EXTERNAL },
-  Contact: {
-    Email: { type: 'email' },
-    FirstName: STRING,
-    LastName: { type: 'string', required: true },
-    Phone: { type: 'phone' },
-    AccountId: { type: 'reference', referenceTo: ['Account'] },
-    AI_External_Id__c: EXTERNAL,
-  },
-  Task: {
-    Subject: STRING,
-    Description: { type: 'textarea' },
-    ActivityDate: { type: 'date' },
-    Status: { type: 'picklist', defaultValue: 'Not Started' },
-    Priority: { type: 'picklist', defaultValue: 'Normal' },
-    WhoId: { type: 'reference', referenceTo: ['Contact', 'Lead'] },
-    WhatId: { type: 'reference', referenceTo: ['Account', 'Opportunity', 'Case'] },
-    AI_Idempotency_Key__c: EXTERNAL,
-  },
-};
-
 const err = (statusCode: string, message: string, fields: string[] = []): RecordFailure => ({ statusCode, message, fields });
 const wire = (status: number, code: string, message: string, fields?: string[]): FakeResponse => ({
   status,
@@ -119,6 +74,8 @@ function endpointOf(req: FakeRequest): string {
 // rule), numbers and booleans by type and value; anything else is never equal to a stored value.
 const fold = (v: unknown): string | undefined =>
   typeof v === 'string' ? v.toLowerCase() : typeof v === 'number' || typeof v === 'boolean' ? `\u0000${typeof v}:${String(v)}` : undefined;
+// A relationship by External ID: a JSON object where a field value would be.
+const isReference = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 const duplicateRuleIndex = (field: string) => `\u0000duplicate-rule:${field}`;
 // Matching ignores case only on a Unique field set to case-insensitive (CRM-API.md §2.5).
 const same = (f: FieldDef, a: unknown, b: unknown) =>
@@ -137,7 +94,7 @@ export class FakeSalesforceState implements FakeVendor {
   constructor(private readonly options: FakeSalesforceOptions = {}) {
     this.used = options.apiUsed ?? 0;
     this.limit = options.dailyLimit ?? 15_000;
-    for (const [sobject, fields] of Object.entries(DEFAULT_SCHEMA)) for (const [name, o] of Object.entries(fields)) this.defineField(sobject, name, o);
+    for (const [sobject, fields] of Object.entries(SALES_SCHEMA)) for (const [name, o] of Object.entries(fields)) this.defineField(sobject, name, o);
   }
 
   /** The random fault schedule the options asked for. */
@@ -303,10 +260,11 @@ export class FakeSalesforceState implements FakeVendor {
       else next[k] = v;
     }
     next[extField.name] = value;
+    const missing = [...s.fields.values()].filter((f) => f.required && (next[f.name] === undefined || next[f.name] === '')).map((f) => f.name);
+    if (missing.length > 0) return { ok: false, error: err('REQUIRED_FIELD_MISSING', `Required fields are missing: [${missing.join(', ')}]`, missing) };
     for (const [name, f] of s.fields) {
       const v = next[name];
       if (!existing && v === undefined && f.defaultValue !== undefined) next[name] = f.defaultValue;
-      if (f.required && (v === undefined || v === '')) return { ok: false, error: err('REQUIRED_FIELD_MISSING', `Required fields are missing: [${name}]`, [name]) };
       if (v === undefined) continue;
       if (f.type === 'email' && (typeof v !== 'string' || !/^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(v))) {
         return { ok: false, error: err('INVALID_EMAIL_ADDRESS', `${name}: invalid email address: ${String(v)}`, [name]) };
@@ -337,9 +295,42 @@ export class FakeSalesforceState implements FakeVendor {
     return { ok: true, id: next.Id, created: !existing };
   }
 
+  /** The org as the reference rules see it. */
+  private readonly referenceOrg: ReferenceOrg = {
+    referenceTo: (sobject, field) => {
+      const f = this.sobjects.get(sobject)?.fields.get(field);
+      return f?.type === 'reference' ? f.referenceTo : undefined;
+    },
+    isExternalId: (sobject, field) => this.sobjects.get(sobject)?.fields.get(field)?.externalId === true,
+    idsMatching: (sobject, field, value) => {
+      const s = this.sobjects.get(sobject)!;
+      return this.matching(s, s.fields.get(field)!, value).map((r) => r.Id);
+    },
+  };
+
+  /** A parent named by External ID (`Account: { AI_External_Id__c: 'acme' }`) replaced by its lookup Id, or the record's error. */
+  private resolveReferences(s: SObjectState, fields: Record<string, unknown>): { fields: Record<string, unknown> } | { error: RecordFailure } {
+    const out: Record<string, unknown> = {};
+    for (const [k, v] of Object.entries(fields)) {
+      if (!isReference(v)) {
+        out[k] = v;
+        continue;
+      }
+      const resolved = resolveReference(this.referenceOrg, s.name, k, v);
+      if (!resolved) {
+        out[k] = v;
+        continue;
+      }
+      if ('error' in resolved) return { error: resolved.error };
+      out[resolved.field] = resolved.id;
+    }
+    return { fields: out };
+  }
+
   private unknownField(s: SObjectState, fields: Record<string, unknown>): FakeResponse | undefined {
     for (const k of Object.keys(fields)) {
       if (k === 'attributes') continue;
+      if (isReference(fields[k]) && s.fields.get(lookupFieldOf(k))?.type === 'reference') continue;
       if (!s.fields.has(k) || k === 'Id') return wire(400, 'INVALID_FIELD', `No such column '${k}' on sobject of type ${s.name}`, [k]);
     }
     return undefined;
@@ -364,8 +355,10 @@ export class FakeSalesforceState implements FakeVendor {
       const value = r[extField.name];
       if (typeof value !== 'string' || value === '') return { ok: false, error: err('MISSING_ARGUMENT', `${extField.name} not specified`, [extField.name]) };
       if ((seen.get(value) ?? 0) > 1) return { ok: false, error: err('DUPLICATE_EXTERNAL_ID', `Duplicate external id specified: ${value}`, [extField.name]) };
-      const { attributes: _a, ...fields } = r;
-      const out = this.writeRecord(s, extField, value, fields, allowSave);
+      const { attributes: _a, ...given } = r;
+      const refs = this.resolveReferences(s, given);
+      if ('error' in refs) return { ok: false, error: refs.error };
+      const out = this.writeRecord(s, extField, value, refs.fields, allowSave);
       if ('multiple' in out) return { ok: false, error: err('DUPLICATE_EXTERNAL_ID', `${extField.name}: more than one record found for external id field: [${out.multiple.join(', ')}]`, [extField.name]) };
       return out;
     });
@@ -391,7 +384,9 @@ export class FakeSalesforceState implements FakeVendor {
     const bad = this.unknownField(s, fields);
     if (bad) return bad;
     const allowSave = /allowSave\s*=\s*true/i.test(req.headers['sforce-duplicate-rule-header'] ?? '');
-    const out = this.writeRecord(s, extField, value, fields, allowSave);
+    const refs = this.resolveReferences(s, fields);
+    if ('error' in refs) return wire(400, refs.error.statusCode, refs.error.message, refs.error.fields);
+    const out = this.writeRecord(s, extField, value, refs.fields, allowSave);
     if ('multiple' in out) return { status: 300, body: out.multiple.map((id) => `/services/data/v${version.toFixed(1)}/sobjects/${s.name}/${id}`) };
     if (!out.ok) return wire(400, out.error.statusCode, out.error.message, out.error.fields);
     if (out.created) return { status: 201, body: { id: out.id, success: true, errors: [], created: true } };

@@ -2,8 +2,11 @@
  * fakeSalesforce(): an in-memory Salesforce org speaking the REST wire format jsforce 3.10.16
  * uses (CRM-API.md §2), on the shared FakeHttpCore (seeded faults, request counts, nock and
  * loopback fronts). It enforces what a real org does to a sync: External ID uniqueness,
- * 200-record collections, unknown fields rejected, Task lookups that must point at a real
- * Contact, per-record errors inside an HTTP 200, and the daily API allocation.
+ * 200-record collections, unknown fields rejected, required fields (Opportunity Name, StageName,
+ * CloseDate), lookups that must point at a real record of the right sObject (Task WhoId: Contact
+ * or Lead; WhatId: Account, Opportunity, Case), parents named by External ID
+ * (`Account: { AI_External_Id__c: 'acme' }`), per-record errors inside an HTTP 200, and the daily
+ * API allocation. The sales objects and lookup rules live in salesforce-fake-references.ts.
  *
  * The org itself lives in salesforce-fake-state.ts; this file only puts it behind the fronts.
  */

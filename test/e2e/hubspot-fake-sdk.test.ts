@@ -33,16 +33,18 @@ describe.each(fronts)('fakeHubSpot through @hubspot/api-client over %s', (front)
     expect((await search()).results.map((r) => r.id)).toEqual([note.id]);
   });
 
-  it('associates in a v4 batch and checks and creates properties', async () => {
+  it('associates in a v4 batch (answered 200, which the SDK throws on with the association made) and checks and creates properties', async () => {
     h = await harness(front);
     const c = client();
     const contact = await c.objects.basicApi.create('contacts', { properties: { ai_external_id: 'A' }, associations: [] });
     const task = await c.objects.basicApi.create('tasks', { properties: { hs_timestamp: '2026-11-29T10:00:00Z', hs_task_subject: 'call' }, associations: [] });
-    await c.associations.create('tasks', 'contacts', { inputs: [{ _from: { id: task.id }, to: { id: contact.id }, types: [{ associationCategory: 'HUBSPOT_DEFINED' as never, associationTypeId: 204 }] }] });
+    const associate = c.associations.create('tasks', 'contacts', { inputs: [{ _from: { id: task.id }, to: { id: contact.id }, types: [{ associationCategory: 'HUBSPOT_DEFINED' as never, associationTypeId: 204 }] }] });
+    await expect(associate).rejects.toMatchObject({ code: 200, message: expect.stringContaining('An error occurred.') });
     expect(h.fake.records('tasks')[0]!.associations).toEqual({ contacts: [{ id: contact.id, typeId: 204 }] });
     expect((await c.properties.getByName('contacts', 'ai_external_id')).hasUniqueValue).toBe(true);
-    await expect(c.properties.getByName('companies', 'ai_external_id')).rejects.toMatchObject({ code: 404 });
-    const created = await c.properties.create('companies', { name: 'ai_external_id', label: 'AI external id', type: 'string' as never, fieldType: 'text' as never, groupName: 'companyinformation', hasUniqueValue: true });
+    expect((await c.properties.getByName('companies', 'ai_external_id')).hasUniqueValue).toBe(true);
+    await expect(c.properties.getByName('companies', 'partner_id')).rejects.toMatchObject({ code: 404 });
+    const created = await c.properties.create('companies', { name: 'partner_id', label: 'Partner id', type: 'string' as never, fieldType: 'text' as never, groupName: 'companyinformation', hasUniqueValue: true });
     expect(created.hasUniqueValue).toBe(true);
   });
 });

@@ -1,0 +1,144 @@
+/**
+ * The relationship rules of fakeSalesforce, as data and pure functions: the standard sales
+ * objects and their lookups, and how a record names a parent by its External ID instead of its
+ * Id (`"Account": { "AI_External_Id__c": "acme" }` on a Contact). salesforce-fake-state.ts keeps
+ * the records and applies these rules before it validates a write.
+ *
+ * Sources (read 2026-12):
+ * - Opportunity requires Name, StageName and CloseDate on create (Salesforce Object Reference,
+ *   Opportunity: the only non-nillable, non-defaulted createable fields); Lead requires LastName
+ *   and Company. REQUIRED_FIELD_MISSING lists every missing field: "Required fields are missing:
+ *   [FieldName, ...]" with those API names in `fields` (salesforcedictionary.com/errors/required-field-missing).
+ * - Task `WhoId` points at a Contact or Lead, `WhatId` at an Account, Opportunity, Case, ...
+ *   (Task object reference). A WhoId of another object fails with
+ *   `FIELD_INTEGRITY_EXCEPTION, Name ID: id value of incorrect type: <id>: [WhoId]` (observed
+ *   save error quoted on shuzhiduo.com/A/6pdD2qnGJw); WhatId's label is "Related To ID" [I: same rule].
+ * - A parent by External ID: relationship name = lookup field minus `Id` (`AccountId` ->
+ *   `Account`), custom `Foo__c` -> `Foo__r`. A value that matches no parent fails that record with
+ *   "Foreign key external ID: 0000955741 not found for field Some_Custom_Field__c in entity Account"
+ *   (docs.polytomic.com/docs/saleforceinvalid_reference_error, a real Salesforce message)
+ *   [I: errorCode INVALID_FIELD, not shown there]. Two key fields in one reference:
+ *   `INVALID_FIELD, More than 1 field provided in an external foreign key reference in entity: Certificate__c`
+ *   (salesforce.stackexchange.com/questions/251266).
+ * - A polymorphic lookup (WhoId, WhatId) by External ID needs the parent's type:
+ *   `"Who": { "attributes": { "type": "Contact" }, "AI_External_Id__c": "x" }` [I: the Data Loader
+ *   cannot do it at all; the REST form with attributes.type is the documented way for
+ *   polymorphic fields in sObject trees. The message for a missing type is the fake's own].
+ */
+export type FakeFieldType = 'id' | 'string' | 'email' | 'phone' | 'date' | 'picklist' | 'textarea' | 'reference';
+
+export interface FakeFieldOptions {
+  type?: FakeFieldType;
+  externalId?: boolean;
+  unique?: boolean;
+  /**
+   * Unique matching is case-sensitive (the recommended setting). Default true. A Unique field
+   * seeded case-insensitive matches `acme-1` to `ACME-1`, as a real org does.
+   */
+  caseSensitive?: boolean;
+  /** The API user may set it on create (describe `createable`). Default true. */
+  createable?: boolean;
+  /** The API user may change it on update (describe `updateable`). Default true. */
+  updateable?: boolean;
+  /** Required on create (REQUIRED_FIELD_MISSING). */
+  required?: boolean;
+  /** reference fields: the sObjects an id may point to. */
+  referenceTo?: string[];
+  /** Value set on create when absent. */
+  defaultValue?: string;
+}
+
+
+const STRING: FakeFieldOptions = { type: 'string' };
+const EXTERNAL: FakeFieldOptions = { type: 'string', externalId: true, unique: true };
+
+/** The org every fakeSalesforce starts with: the standard sales objects, each with `AI_External_Id__c`. */
+export const SALES_SCHEMA: Record<string, Record<string, FakeFieldOptions>> = {
+  Account: { Name: { type: 'string', required: true }, AI_External_Id__c: EXTERNAL },
+  Contact: {
+    Email: { type: 'email' },
+    FirstName: STRING,
+    LastName: { type: 'string', required: true },
+    Phone: { type: 'phone' },
+    AccountId: { type: 'reference', referenceTo: ['Account'] },
+    AI_External_Id__c: EXTERNAL,
+  },
+  Opportunity: {
+    Name: { type: 'string', required: true },
+    StageName: { type: 'picklist', required: true },
+    CloseDate: { type: 'date', required: true },
+    Amount: STRING,
+    AccountId: { type: 'reference', referenceTo: ['Account'] },
+    AI_External_Id__c: EXTERNAL,
+  },
+  Lead: {
+    Email: { type: 'email' },
+    FirstName: STRING,
+    LastName: { type: 'string', required: true },
+    Company: { type: 'string', required: true },
+    AI_External_Id__c: EXTERNAL,
+  },
+  Task: {
+    Subject: STRING,
+    Description: { type: 'textarea' },
+    ActivityDate: { type: 'date' },
+    Status: { type: 'picklist', defaultValue: 'Not Started' },
+    Priority: { type: 'picklist', defaultValue: 'Normal' },
+    WhoId: { type: 'reference', referenceTo: ['Contact', 'Lead'] },
+    WhatId: { type: 'reference', referenceTo: ['Account', 'Opportunity', 'Case'] },
+    AI_External_Id__c: EXTERNAL,
+    AI_Idempotency_Key__c: EXTERNAL,
+  },
+};
+
+/** The lookup field a relationship name stands for: `Account` -> `AccountId`, `Partner__r` -> `Partner__c`. */
+export function lookupFieldOf(relationshipName: string): string {
+  return relationshipName.endsWith('__r') ? `${relationshipName.slice(0, -3)}__c` : `${relationshipName}Id`;
+}
+
+export interface RecordError {
+  statusCode: string;
+  message: string;
+  fields: string[];
+}
+
+/** What `resolveReference` needs from the org: a field's definition and the records matching a value. */
+export interface ReferenceOrg {
+  referenceTo(sobject: string, field: string): string[] | undefined;
+  isExternalId(sobject: string, field: string): boolean;
+  /** Ids of the `sobject` records whose `field` matches `value` by the field's rule. */
+  idsMatching(sobject: string, field: string, value: unknown): string[];
+}
+
+/**
+ * Resolve one `Relationship: { [attributes: { type }], ExtField: value }` of a `sobject` record to
+ * `{ field, id }`, or the per-record error Salesforce gives. `undefined` when `name` is not a
+ * relationship of `sobject` (the caller reports an unknown field).
+ */
+export function resolveReference(org: ReferenceOrg, sobject: string, name: string, ref: Record<string, unknown>): { field: string; id: string } | { error: RecordError } | undefined {
+  const field = lookupFieldOf(name);
+  const targets = org.referenceTo(sobject, field);
+  if (!targets || targets.length === 0) return undefined;
+  const { attributes, ...keys } = ref;
+  const keyFields = Object.keys(keys);
+  const type = (attributes as { type?: unknown } | undefined)?.type;
+  const target = typeof type === 'string' ? type : targets.length === 1 ? targets[0]! : undefined;
+  if (!target) {
+    return { error: { statusCode: 'INVALID_FIELD', message: `A polymorphic foreign key reference needs attributes.type: ${name} on ${sobject} may point at ${targets.join(', ')}`, fields: [] } };
+  }
+  if (keyFields.length !== 1) {
+    return { error: { statusCode: 'INVALID_FIELD', message: `More than 1 field provided in an external foreign key reference in entity: ${target}`, fields: [] } };
+  }
+  const keyField = keyFields[0]!;
+  if (!org.isExternalId(target, keyField)) {
+    return { error: { statusCode: 'INVALID_FIELD', message: `Field name provided, ${keyField} is not an External ID or indexed field for ${target}`, fields: [] } };
+  }
+  const ids = org.idsMatching(target, keyField, keys[keyField]);
+  if (ids.length === 0) {
+    return { error: { statusCode: 'INVALID_FIELD', message: `Foreign key external ID: ${String(keys[keyField])} not found for field ${keyField} in entity ${target}`, fields: [] } };
+  }
+  if (ids.length > 1) {
+    return { error: { statusCode: 'INVALID_FIELD', message: `Foreign key external ID: ${String(keys[keyField])} matches more than one record for field ${keyField} in entity ${target}`, fields: [] } };
+  }
+  return { field, id: ids[0]! };
+}
