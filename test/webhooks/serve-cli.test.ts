@@ -57,6 +57,18 @@ describe('crm-upsert serve: refusals (exit 2)', () => {
   });
 });
 
+describe('crm-upsert serve when the queue\'s Redis does not answer', () => {
+  beforeAll(() => ensureBuilt());
+
+  it('exits 4 naming the Redis URL with its password redacted and its host readable', async () => {
+    const config = configWith(tempDir(), { port: 0, sources: { hubspot: hubspotSource } }, { url: 'redis://:serve-redis-pw-4821@127.0.0.1:1/0' });
+    const r = await runCli(['serve', '--config', config], { env: { HS_WEBHOOK_SECRET: SECRET } });
+    expect(r.code).toBe(4);
+    expect(r.stderr).toMatch(/^crm-upsert: cannot reach the queue's Redis at redis:\/\/:\[redacted\]@127\.0\.0\.1:1\/0: /);
+    expect(r.stdout + r.stderr).not.toContain('serve-redis-pw-4821');
+  }, 30_000);
+});
+
 describe('crm-upsert serve without its packages', () => {
   beforeAll(() => ensureBuilt());
 
