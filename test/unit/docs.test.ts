@@ -52,4 +52,14 @@ describe('docs that count or name the code', () => {
     expect(counted.length).toBeGreaterThan(0);
     for (const n of counted) expect(n).toBe(numbers.length);
   });
+
+  it('architecture.md names every file of src/engine in its engine section', () => {
+    const page = readFileSync(join(ROOT, 'docs', 'architecture.md'), 'utf8');
+    const start = page.indexOf('\n## The engine');
+    expect(start).toBeGreaterThan(0);
+    const section = page.slice(start, page.indexOf('\n## ', start + 1));
+    const files = readdirSync(join(ROOT, 'src', 'engine')).filter((f) => f.endsWith('.ts'));
+    expect(files.length).toBeGreaterThan(10);
+    expect(files.filter((f) => !section.includes(`\`${f}\``) && !section.includes(`src/engine/${f}`))).toEqual([]);
+  });
 });
