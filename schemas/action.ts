@@ -30,7 +30,12 @@ const identifier = (max: number) =>
       .refine((s) => ![...s].some((ch) => ch.charCodeAt(0) < 0x20 || ch.charCodeAt(0) === 0x7f), 'must not contain control characters'),
   ).meta({ pattern: PRINTABLE_WELL_FORMED });
 
-export const fieldValueSchema = z.union([wellFormed(z.string()).meta({ pattern: WELL_FORMED }), z.number().finite(), z.boolean(), z.null()]);
+export const FIELD_VALUE_MESSAGE = 'must be a string, number, boolean or null';
+
+/** A field value. One message for a value that is none of them (an object, an array): zod's own would say only "Invalid input". */
+export const fieldValueSchema = z.union([wellFormed(z.string()).meta({ pattern: WELL_FORMED }), z.number().finite(), z.boolean(), z.null()], {
+  error: (issue) => (issue.code !== 'invalid_union' ? undefined : typeof issue.input === 'number' ? 'must be a finite number' : FIELD_VALUE_MESSAGE),
+});
 
 /** Names that would reach an object's prototype; zod's record drops `__proto__` silently, so look at the raw keys. */
 const FORBIDDEN_FIELD_NAMES = ['__proto__', 'constructor', 'prototype'];

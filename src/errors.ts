@@ -164,8 +164,9 @@ const secretPatterns: RegExp[] = [
   new RegExp(String.raw`(${anyCase('authorization')}["']?\s*[:=]\s*["']?)${NOT_A_WORD}[^\s"',}]+`, 'g'),
   new RegExp(String.raw`(${anyCase('access')}_?${anyCase('token')}["']?\s*[:=]\s*["']?)${NOT_A_WORD}[^\s"',}&]+`, 'g'),
   /(password["']?\s*[:=]\s*["']?)[^\s"',}&]+/gi,
-  /(\/\/[^:/@\s]+:)[^@\s/]+@/g,
-  /(\/\/:)[^@\s/]+@/g,
+  // A URL's password: the `@` after it stays, so the host still reads as the host.
+  /(\/\/[^:/@\s]+:)[^@\s/]+(?=@)/g,
+  /(\/\/:)[^@\s/]+(?=@)/g,
   // Token shapes: HubSpot private app tokens, Salesforce session ids.
   /\bpat-[a-z]{2}\d-[A-Za-z0-9-]+/g,
   /\b00D[A-Za-z0-9]{12,15}![A-Za-z0-9._-]+/g,

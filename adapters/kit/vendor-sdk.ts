@@ -7,19 +7,13 @@
  * synchronously (no top-level await, which would keep the entries from being `require()`d).
  */
 import { createRequire } from 'node:module';
-import { isMissingPackage, requireOptional } from '../../src/optional-package.js';
+import { isMissingPackage, missingPeerMessage, requireOptional, type OptionalPeer } from '../../src/optional-package.js';
 
 export { isMissingPackage };
 
-export interface VendorSdk {
+export interface VendorSdk extends OptionalPeer {
   /** The package entry that needs it: `crm-upsert-sync/hubspot`. */
   entry: string;
-  /** The npm package: `@hubspot/api-client`. */
-  name: string;
-  /** The supported range, as in peerDependencies: `>=13.5.0 <15`. */
-  range: string;
-  /** What to install: `@hubspot/api-client@^13.5`. */
-  install: string;
 }
 
 export const HUBSPOT_SDK: VendorSdk = { entry: 'crm-upsert-sync/hubspot', name: '@hubspot/api-client', range: '>=13.5.0 <15', install: '@hubspot/api-client@^13.5' };
@@ -27,7 +21,7 @@ export const SALESFORCE_SDK: VendorSdk = { entry: 'crm-upsert-sync/salesforce', 
 
 /** `crm-upsert-sync/hubspot needs @hubspot/api-client (>=13.5.0 <15): npm install @hubspot/api-client@^13.5` */
 export function missingSdkMessage(sdk: VendorSdk): string {
-  return `${sdk.entry} needs ${sdk.name} (${sdk.range}): npm install ${sdk.install}`;
+  return missingPeerMessage(sdk.entry, sdk);
 }
 
 /** The SDK's module, or a ConfigError with `missingSdkMessage` when it is not installed. */

@@ -12,7 +12,7 @@ import { fileURLToPath } from 'node:url';
 import { loadConfig, sectionOf, type Config } from './config.js';
 import { ExitCode } from './exit.js';
 import { readLines } from './jsonl.js';
-import { ReportBuilder } from './report.js';
+import { problemLine, ReportBuilder } from './report.js';
 import { openSync, runActions } from './sync.js';
 import { VENDOR_NAMES, vendorOf } from './vendors.js';
 
@@ -78,7 +78,7 @@ export async function demoCommand(options: { crm?: string } = {}): Promise<numbe
         suppressed: c.suppressed ?? 0, rejected: c.rejected ?? 0, failed: c.failed ?? 0, 'API calls': calls, duplicates: inv.duplicates,
       });
       if (pass === 1) {
-        for (const p of report.problems) out.write(`  line ${p.line} ${p.status}: ${p.reason}\n`);
+        for (const p of report.sortedProblems()) out.write(`  ${problemLine(p)}\n`);
       }
     }
     out.write(`\n${table(rows)}\n\n`);

@@ -38,11 +38,11 @@ export function parsePort(value: string): number {
   return n;
 }
 
-type McpEntry = typeof import('../mcp/index.js');
+type McpEntry = typeof import('../mcp/api.js');
 
 async function loadMcp(): Promise<McpEntry> {
   try {
-    return await import('../mcp/index.js');
+    return await import('../mcp/api.js');
   } catch (err) {
     if (isMissingPackage(err, '@modelcontextprotocol/sdk')) throw new UsageError('crm-upsert mcp needs @modelcontextprotocol/sdk (^1.32.2): npm install @modelcontextprotocol/sdk@^1.32.2');
     throw err;

@@ -89,6 +89,7 @@ export function buildProgram(setExit: (code: number) => void): Command {
     .addOption(new Option('--batch-size <n>', 'lines looked up at a time, and actions that need a write per call').argParser(positiveInt).default(DEFAULT_BATCH_SIZE))
     .option('--dry-run', 'print what each action would do and the payload it would send; no CRM requests, no ledger writes')
     .option('--report <path>', 'write the JSON report here')
+    .option('--quiet', 'off a terminal, print only the JSON summary line (no list of problems on stderr)')
     .addOption(new Option('--max-line-bytes <n>', 'reject longer lines without buffering them').argParser(positiveInt).default(DEFAULT_MAX_LINE_BYTES))
     .option('--queue <url>', 'enqueue the file in chunks on this Redis (BullMQ) for `crm-upsert worker`s instead of writing it here')
     .option('--wait', 'with --queue: wait for the workers, then print the summary and write the report')

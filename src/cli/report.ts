@@ -43,7 +43,7 @@ export interface StopInfo {
 /** Problems kept in memory; a file with millions of bad lines still runs in bounded memory. */
 export const MAX_PROBLEMS = 100_000;
 
-const PROBLEM_STATUSES = new Set(['rejected', 'failed', 'in_flight']);
+const PROBLEM_STATUSES = ['rejected', 'failed', 'in_flight'];
 
 const reasonOf = (message: string | undefined, fallback: string) => plainMessage(message ?? fallback);
 
@@ -67,7 +67,7 @@ export class ReportBuilder {
   outcome(line: number, outcome: Outcome): void {
     this.actions += 1;
     this.count(outcome.status);
-    if (!PROBLEM_STATUSES.has(outcome.status)) return;
+    if (!PROBLEM_STATUSES.includes(outcome.status)) return;
     const fallback = outcome.status === 'in_flight'
       ? 'another run holds this key (in progress); it is retried once that claim\'s lease expires'
       : outcome.status;
@@ -87,11 +87,46 @@ export class ReportBuilder {
     return this.failures > 0 ? ExitCode.problems : ExitCode.ok;
   }
 
-  toJSON(apiCalls: number, stopped?: StopInfo): Report {
+  /** The problems in line order. */
+  sortedProblems(): Problem[] {
     // Lines rejected while reading are recorded before the engine's outcomes of earlier lines.
-    const problems = [...this.problems].sort((a, b) => a.line - b.line);
-    return { counts: { ...this.counts }, apiCalls, problems, ...(this.omitted > 0 ? { problemsOmitted: this.omitted } : {}), ...(stopped ? { stopped } : {}) };
+    return [...this.problems].sort((a, b) => a.line - b.line);
   }
+
+  toJSON(apiCalls: number, stopped?: StopInfo): Report {
+    return { counts: { ...this.counts }, apiCalls, problems: this.sortedProblems(), ...(this.omitted > 0 ? { problemsOmitted: this.omitted } : {}), ...(stopped ? { stopped } : {}) };
+  }
+}
+
+/** Longest reason a line for people shows; the report keeps it whole. */
+const MAX_SHOWN_REASON = 500;
+
+/** `line 12 rejected: fields.firstname: must be a string, number, boolean or null`, on one line of printable text. */
+export function problemLine(p: Problem): string {
+  // Reasons quote the input (a field name): no newline or terminal escape from it reaches a log line.
+  const reason = [...redact(p.reason)].map((ch) => (ch < ' ' || ch === '\u007f' ? '?' : ch)).join('');
+  const shown = reason.length > MAX_SHOWN_REASON ? `${reason.slice(0, MAX_SHOWN_REASON)}… (${reason.length} characters)` : reason;
+  return `line ${p.line} ${p.status}: ${shown}`;
+}
+
+/** How many problems a run off a terminal lists on stderr. */
+export const LISTED_PROBLEMS = 10;
+
+/**
+ * What went wrong in a run, for stderr off a terminal (where stdout has only the summary line):
+ * how many problems of each status, the first `limit` by line, and where the rest are (the report
+ * when there is one, else how to get one). No lines when every line ended well.
+ */
+export function problemDigest(report: ReportBuilder, reportPath?: string, limit = LISTED_PROBLEMS): string[] {
+  const total = report.failures;
+  if (total === 0) return [];
+  const byStatus = PROBLEM_STATUSES.filter((s) => (report.counts[s] ?? 0) > 0).map((s) => `${report.counts[s]} ${s}`).join(', ');
+  const listed = report.sortedProblems().slice(0, limit);
+  const lines = [`crm-upsert: ${total} ${total === 1 ? 'problem' : 'problems'} (${byStatus})${total > listed.length ? `; the first ${listed.length}` : ''}:`];
+  lines.push(...listed.map((p) => `  ${problemLine(p)}`));
+  const rest = total - listed.length;
+  if (rest > 0) lines.push(reportPath ? `  and ${rest} more in ${reportPath}` : `  and ${rest} more: add --report FILE to list every problem`);
+  return lines;
 }
 
 export async function writeReport(path: string, report: Report): Promise<void> {

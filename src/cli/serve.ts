@@ -27,7 +27,8 @@ const SERVE_PEERS = ['hono', '@hono/node-server', 'bullmq', 'ioredis'];
 
 async function loadPeers() {
   try {
-    const [hooks, node] = await Promise.all([import('../webhooks/index.js'), import('@hono/node-server')]);
+    // bullmq and ioredis too, which the queue sink would load only at its first use: a missing one is this message, not an unreachable Redis.
+    const [hooks, node] = await Promise.all([import('../webhooks/api.js'), import('@hono/node-server'), import('bullmq'), import('ioredis')]);
     return { ...hooks, serve: node.serve };
   } catch (err) {
     if (SERVE_PEERS.some((name) => isMissingPackage(err, name))) {

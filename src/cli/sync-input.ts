@@ -13,6 +13,8 @@ export interface SyncFlags {
   dryRun?: boolean;
   report?: string;
   maxLineBytes?: number;
+  /** Off a terminal, print only the summary line: no list of problems on stderr. */
+  quiet?: boolean;
 }
 
 /** Open an input: a file path, or `-` for stdin. A missing file is a usage error. */

@@ -19,7 +19,7 @@ import { acquireJobLock, DEFAULT_JOB_LEASE_MS, describeHolder, type JobLock } fr
 import { DEFAULT_MAX_LINE_BYTES, readLines, type RawLine } from './jsonl.js';
 import { checkLedgerTarget, checkReportPath, checkSharedRateBudget } from './preflight.js';
 import { createProgress, type Progress } from './progress.js';
-import { ReportBuilder, writeReport, type StopInfo } from './report.js';
+import { problemDigest, ReportBuilder, writeReport, type StopInfo } from './report.js';
 import { observeWaits } from '../telemetry/waits.js';
 
 export const DEFAULT_BATCH_SIZE = 500;
@@ -234,6 +234,7 @@ export async function syncCommand(file: string, flags: SyncFlags): Promise<numbe
   const say = (line: string) => (progress ? progress.note(line) : void process.stderr.write(`${line}\n`));
   const disposeSignals = handleSignals(stop, () => input.destroy(), say);
   const report = new ReportBuilder();
+  const tty = Boolean(process.stdout.isTTY);
   let lock: JobLock | undefined;
   try {
     try {
@@ -253,7 +254,6 @@ export async function syncCommand(file: string, flags: SyncFlags): Promise<numbe
         }
         lock = acquired.lock;
       }
-      const tty = Boolean(process.stdout.isTTY);
       progress = createProgress({ total: tty && file !== '-' ? await countLines(file) : undefined });
       const bar = progress;
       await observeWaits((wait) => bar.wait(wait), () => runActions({
@@ -288,6 +288,8 @@ export async function syncCommand(file: string, flags: SyncFlags): Promise<numbe
       exitCode: code,
       ...(flags.report ? { report: flags.report } : {}),
     });
+    // Off a terminal the summary is one JSON line: a scheduler's log says what went wrong here.
+    if (!tty && !flags.quiet) for (const line of problemDigest(report, flags.report)) process.stderr.write(`${line}\n`);
     return code;
   } finally {
     disposeSignals();

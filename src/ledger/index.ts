@@ -7,7 +7,6 @@
  * because claim and fencing are built on it. memory, sqlite, postgres and redis all can.
  */
 import { ConfigError, LedgerError, redact } from '../errors.js';
-import { isMissingPackage } from '../optional-package.js';
 import { readOnlyRefusal } from './kit/failures.js';
 import type { LedgerBackend } from './types.js';
 
@@ -50,12 +49,6 @@ export function safeLedgerUrl(url: string): string {
 }
 
 type Loader = () => Promise<LedgerBackend>;
-
-/** The driver each server backend loads, and what to install when it is missing. */
-const DRIVERS: Record<string, { name: string; install: string }> = {
-  postgres: { name: 'pg', install: 'pg@^8' },
-  redis: { name: 'ioredis', install: 'ioredis@^5' },
-};
 
 /** `host:port` of a postgres:// or redis:// URL (default ports filled in), for messages; undefined for other URLs. */
 export function ledgerEndpoint(url: string): string | undefined {
@@ -141,11 +134,8 @@ export function openLedger(url: string, options: OpenLedgerOptions = {}): Ledger
     if (closed) return Promise.reject(new LedgerError(`${name} ledger is closed`));
     backend ??= load().catch((err: unknown) => {
       backend = undefined;
+      // A backend whose driver is missing throws its own ConfigError saying what to install.
       if (err instanceof ConfigError || err instanceof LedgerError) throw err;
-      const driver = DRIVERS[name];
-      if (driver && isMissingPackage(err, driver.name)) {
-        throw new ConfigError(`the ${name} ledger needs the ${driver.name} package: npm install ${driver.install}`, { cause: err });
-      }
       throw new LedgerError(`cannot open ${name} ledger ${safeLedgerUrl(url)}: ${(err as Error)?.message ?? String(err)}`, { cause: err });
     });
     return backend;

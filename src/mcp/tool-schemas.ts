@@ -43,15 +43,10 @@ const idSchema = shape.externalId.unwrap();
 const keySchema = shape.eventId.unwrap();
 const TOOL_NAME = /^[A-Za-z0-9_-]{1,128}$/;
 
-/** A field value: the action's own union, with one message an agent can act on when it is none of them. */
-const fieldValue = z.union(fieldValueSchema.options, {
-  error: (issue) => (issue.code === 'invalid_union' && typeof issue.input !== 'string' ? 'must be a string, number, boolean or null' : undefined),
-});
-
 export const minutes = (ms: number): string => (ms % 60_000 === 0 ? `${ms / 60_000} min` : `${Math.round(ms / 1_000)} s`);
 
 function fieldsSchema(object: string, spec: ObjectSpec, crm: string) {
-  const fields = Object.fromEntries(spec.fields.map((f) => [f, fieldValue.optional().describe(`${crm} property "${f}" of ${object}.`)]));
+  const fields = Object.fromEntries(spec.fields.map((f) => [f, fieldValueSchema.optional().describe(`${crm} property "${f}" of ${object}.`)]));
   return z.strictObject(fields).describe(`The ${object} fields to write. Only these are allowed: ${spec.fields.join(', ')}. A string, number, boolean or null each.`);
 }
 

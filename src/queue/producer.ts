@@ -4,10 +4,12 @@
  * whose id exists, so a redelivered event is deduplicated at enqueue, for as long as its job is
  * kept; after that the ledger still stops the work from running twice.
  *
- * bullmq and ioredis are loaded on first use, so importing this module needs neither.
+ * bullmq and ioredis are loaded on first use, so importing this module needs neither; without
+ * them that use fails with a ConfigError naming the package to install.
  */
 import type { Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
+import { importWithPeers, PEERS } from '../optional-package.js';
 import type { EventSink } from '../webhooks/app.js';
 import { DEFAULT_KEEP_COMPLETED_SECONDS, EVENT_JOB, eventJobId, queueJobOptions, type EventJobData } from './jobs.js';
 
@@ -88,7 +90,7 @@ export function eventQueue(options: EventQueueOptions): EventQueue {
   let opened: Promise<{ queue: Queue; redis: Redis }> | undefined;
   const open = () =>
     (opened ??= (async () => {
-      const [{ Queue }, { Redis }] = await Promise.all([import('bullmq'), import('ioredis')]);
+      const [{ Queue }, { Redis }] = await importWithPeers('eventQueue', [PEERS.bullmq, PEERS.ioredis], () => Promise.all([import('bullmq'), import('ioredis')]));
       // Fail fast while Redis is unreachable, instead of holding commands until it is back:
       // the receiver answers 503 and the sender retries.
       const redis = new Redis(options.url, { enableOfflineQueue: false, maxRetriesPerRequest: 1 });

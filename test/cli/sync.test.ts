@@ -58,8 +58,11 @@ describe('crm-upsert sync', () => {
     const result = await runCli(['sync', file, '--config', config, '--report', report], { env });
 
     expect(result.code).toBe(1);
-    expect(result.stderr).toBe('');
     const r = readReport(report);
+    expect(result.stderr).toBe([
+      'crm-upsert: 5 problems (5 rejected):',
+      ...r.problems.map((p) => `  line ${p.line} ${p.status}: ${p.reason}`),
+    ].join('\n') + '\n');
     expect(r.counts).toEqual({ created: 2, rejected: 5 });
     expect(r.problems.map((p) => [p.line, p.status])).toEqual([[2, 'rejected'], [3, 'rejected'], [4, 'rejected'], [5, 'rejected'], [8, 'rejected']]);
     expect(r.problems[0]!.reason).toMatch(/^invalid JSON/);

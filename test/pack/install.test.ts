@@ -4,8 +4,9 @@
  *
  * (a) With @hubspot/api-client: the root, /hubspot and /testing import, and a contact and a
  *     note sync against fakeHubSpot() on loopback with a memory ledger; a second pass replays.
- * (b) Without any SDK: the root and /testing import, /hubspot throws the one message, and the
- *     installed CLI prints it and exits 2.
+ * (b) Without any optional peer: the root and /testing import; /hubspot, /queue, /webhooks, /mcp,
+ *     /ledger/postgres and /ledger/redis each throw the one message naming their package; the
+ *     installed CLI prints the SDK's and exits 2.
  *
  * Installs use --ignore-scripts (nothing here needs SQLite, so better-sqlite3 is not compiled)
  * and --prefer-offline. Without the registry the file is skipped, except under CI=true, where
@@ -103,7 +104,7 @@ try {
 
 const IMPORT_SCRIPT = `
 const out = {};
-for (const entry of ['crm-upsert-sync', 'crm-upsert-sync/testing', 'crm-upsert-sync/hubspot']) {
+for (const entry of ['crm-upsert-sync', 'crm-upsert-sync/testing', 'crm-upsert-sync/hubspot', 'crm-upsert-sync/queue', 'crm-upsert-sync/webhooks', 'crm-upsert-sync/mcp', 'crm-upsert-sync/ledger/postgres', 'crm-upsert-sync/ledger/redis']) {
   try {
     out[entry] = { ok: Object.keys(await import(entry)).length > 0 };
   } catch (e) {
@@ -183,7 +184,7 @@ describe('the packed tarball installed into scratch projects', () => {
     });
   }, 60_000);
 
-  it('without the SDK: the root and /testing load, /hubspot throws the one message, the CLI exits 2 with it', async (ctx) => {
+  it('without the optional peers: the root and /testing load, each other entry throws the one message naming its package, the CLI exits 2 with it', async (ctx) => {
     if (unreachable) ctx.skip(`npm registry unreachable: ${unreachable}`);
     writeFileSync(join(withoutSdk, 'imports.mjs'), IMPORT_SCRIPT);
     const r = await node(withoutSdk, ['imports.mjs']);
@@ -192,6 +193,11 @@ describe('the packed tarball installed into scratch projects', () => {
       'crm-upsert-sync': { ok: true },
       'crm-upsert-sync/testing': { ok: true },
       'crm-upsert-sync/hubspot': { name: 'ConfigError', message: `[crm-upsert] ${MISSING}` },
+      'crm-upsert-sync/queue': { name: 'ConfigError', message: '[crm-upsert] crm-upsert-sync/queue needs bullmq (^6.3.0): npm install bullmq@^6.3' },
+      'crm-upsert-sync/webhooks': { name: 'ConfigError', message: '[crm-upsert] crm-upsert-sync/webhooks needs hono (^4.13.0): npm install hono@^4.13' },
+      'crm-upsert-sync/mcp': { name: 'ConfigError', message: '[crm-upsert] crm-upsert-sync/mcp needs @modelcontextprotocol/sdk (^1.32.2): npm install @modelcontextprotocol/sdk@^1.32.2' },
+      'crm-upsert-sync/ledger/postgres': { name: 'ConfigError', message: '[crm-upsert] the postgres ledger needs the pg package: npm install pg@^8' },
+      'crm-upsert-sync/ledger/redis': { name: 'ConfigError', message: '[crm-upsert] the redis ledger needs the ioredis package: npm install ioredis@^5' },
     });
 
     writeFileSync(join(withoutSdk, 'crm-upsert.config.json'), JSON.stringify({ crm: 'hubspot', ledger: 'memory:', dedupeWindowMs: 600000, hubspot: { basePath: 'http://127.0.0.1:9', objects: HUBSPOT_OBJECTS } }));

@@ -2,7 +2,7 @@
  * The docs shipped in the package stand alone: they cite no source or test file (those are not
  * in the package; architecture.md, for contributors, is left out of it), every relative link
  * points at a shipped doc or an anchor that exists, and the benchmarks' files are named as the
- * repository's.
+ * repository's. Where a doc counts or names parts of the code, it agrees with the code.
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -40,5 +40,26 @@ describe('shipped docs', () => {
       return [];
     });
     expect(broken).toEqual([]);
+  });
+});
+
+describe('docs that count or name the code', () => {
+  it('guarantees.md numbers its guarantees 1 to N and says N where it counts them', () => {
+    const text = readFileSync(join(ROOT, 'docs', 'guarantees.md'), 'utf8');
+    const numbers = [...text.matchAll(/^\| (\d+) \| \*\*/gm)].map((m) => Number(m[1]));
+    expect(numbers).toEqual(Array.from({ length: numbers.length }, (_, i) => i + 1));
+    const counted = [...text.matchAll(/guarantees 1-(\d+)/g)].map((m) => Number(m[1]));
+    expect(counted.length).toBeGreaterThan(0);
+    for (const n of counted) expect(n).toBe(numbers.length);
+  });
+
+  it('architecture.md names every file of src/engine in its engine section', () => {
+    const page = readFileSync(join(ROOT, 'docs', 'architecture.md'), 'utf8');
+    const start = page.indexOf('\n## The engine');
+    expect(start).toBeGreaterThan(0);
+    const section = page.slice(start, page.indexOf('\n## ', start + 1));
+    const files = readdirSync(join(ROOT, 'src', 'engine')).filter((f) => f.endsWith('.ts'));
+    expect(files.length).toBeGreaterThan(10);
+    expect(files.filter((f) => !section.includes(`\`${f}\``) && !section.includes(`src/engine/${f}`))).toEqual([]);
   });
 });

@@ -35,6 +35,15 @@ describe('errors', () => {
     expect(redact(text)).not.toContain(secret);
   });
 
+  it.each([
+    ['redis://:secret@host:6379/0', 'redis://:[redacted]@host:6379/0'],
+    ['rediss://default:s3cret-pw@cache.example.com:6380', 'rediss://default:[redacted]@cache.example.com:6380'],
+    ['cannot reach postgres://app:hunter2@db:5432/ledger now', 'cannot reach postgres://app:[redacted]@db:5432/ledger now'],
+    ['redis://host:6379 and redis://:pw-1@other:6379', 'redis://host:6379 and redis://:[redacted]@other:6379'],
+  ])('keeps the @ and the host of %s, dropping only the password', (text, redacted) => {
+    expect(redact(text)).toBe(redacted);
+  });
+
   it('redacts a registered secret wherever it appears, also in serialized foreign errors', () => {
     registerSecret('tok-very-secret-123');
     const err = new CrmError('request with tok-very-secret-123 failed', { vendor: 'x', kind: 'auth' });

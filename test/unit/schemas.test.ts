@@ -2,6 +2,9 @@ import { describe, expect, it } from 'vitest';
 import { actionJsonSchema, actionSchema } from '../../schemas/action.js';
 import { configSchema } from '../../adapters/config-schema.js';
 import { formatZodIssues } from '../../schemas/parse.js';
+import { createSync } from '../../src/engine/index.js';
+import { memoryLedger } from '../../src/ledger/memory.js';
+import { memoryCrm } from '../helpers/memory-crm.js';
 
 const issues = (schema: typeof configSchema, input: unknown) => {
   const r = schema.safeParse(input);
@@ -19,6 +22,42 @@ describe('action JSON Schema', () => {
 
   it('accepts the example action of the design', () => {
     expect(actionSchema.safeParse({ source: 'zendesk', eventId: 'evt_9', op: 'upsert', object: 'contact', externalId: 'zd-42', fields: { email: 'a@b.c', firstname: null } }).success).toBe(true);
+  });
+});
+
+describe('action field values', () => {
+  const action = (value: unknown) => ({ source: 'zendesk', eventId: 'evt_9', op: 'upsert', object: 'contact', externalId: 'zd-42', fields: { email: 'a@b.c', firstname: value } });
+  const parsed = (value: unknown) => {
+    const r = actionSchema.safeParse(action(value));
+    return r.success ? [] : formatZodIssues(r.error);
+  };
+
+  it.each([
+    ['an object', { first: 'Ana' }],
+    ['an empty object', {}],
+    ['an array', ['Ana']],
+    ['an empty array', []],
+    ['undefined', undefined],
+  ])('rejects %s with the field path and what a value may be', (_what, value) => {
+    expect(parsed(value)).toEqual([{ path: 'fields.firstname', message: 'must be a string, number, boolean or null' }]);
+  });
+
+  it('says a number must be finite', () => {
+    expect(parsed(Infinity)).toEqual([{ path: 'fields.firstname', message: 'must be a finite number' }]);
+  });
+
+  it.each(['Ana', 7, false, null])('accepts %j', (value) => {
+    expect(parsed(value)).toEqual([]);
+  });
+
+  it('gives the engine’s rejected outcome the same reason, writing nothing', async () => {
+    const crm = memoryCrm();
+    const sync = createSync({ adapter: crm.adapter, ledger: memoryLedger() });
+    const outcome = await sync.apply(action({ first: 'Ana' }));
+    expect(outcome.status).toBe('rejected');
+    expect(outcome.error).toMatchObject({ path: 'fields.firstname', message: '[crm-upsert] fields.firstname: must be a string, number, boolean or null' });
+    expect(crm.adapter.apiCalls()).toBe(0);
+    await sync.close();
   });
 });
 

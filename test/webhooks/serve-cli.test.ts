@@ -3,13 +3,15 @@
  * Redis, finishes a request in flight on SIGTERM (exit 143), and exits 2 on a `none` source off
  * loopback, a missing secret variable or a bad field.
  */
+import { spawnSync } from 'node:child_process';
 import { request } from 'node:http';
 import { join } from 'node:path';
 import { writeFileSync } from 'node:fs';
+import { pathToFileURL } from 'node:url';
 import { Queue } from 'bullmq';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eventJobId } from '../../src/queue/jobs.js';
-import { ensureBuilt, runCli, spawnCli, tempDir, waitFor, writeHubSpotConfig, type SpawnedCli } from '../cli/helpers.js';
+import { BIN, cliEnv, ensureBuilt, runCli, spawnCli, tempDir, waitFor, writeHubSpotConfig, type SpawnedCli } from '../cli/helpers.js';
 import { redisUrl, runId } from '../helpers/services.js';
 import { hubspotBody, hubspotHeaders } from './hubspot-deliveries.js';
 
@@ -52,6 +54,31 @@ describe('crm-upsert serve: refusals (exit 2)', () => {
     const noQueue = await runCli(['serve', '--config', path], { env: { HS_WEBHOOK_SECRET: SECRET } });
     expect(noQueue.code).toBe(2);
     expect(noQueue.stderr).toContain('no queue section');
+  });
+});
+
+describe('crm-upsert serve when the queue\'s Redis does not answer', () => {
+  beforeAll(() => ensureBuilt());
+
+  it('exits 4 naming the Redis URL with its password redacted and its host readable', async () => {
+    const config = configWith(tempDir(), { port: 0, sources: { hubspot: hubspotSource } }, { url: 'redis://:serve-redis-pw-4821@127.0.0.1:1/0' });
+    const r = await runCli(['serve', '--config', config], { env: { HS_WEBHOOK_SECRET: SECRET } });
+    expect(r.code).toBe(4);
+    expect(r.stderr).toMatch(/^crm-upsert: cannot reach the queue's Redis at redis:\/\/:\[redacted\]@127\.0\.0\.1:1\/0: /);
+    expect(r.stdout + r.stderr).not.toContain('serve-redis-pw-4821');
+  }, 30_000);
+});
+
+describe('crm-upsert serve without its packages', () => {
+  beforeAll(() => ensureBuilt());
+
+  it('names what to install when bullmq is missing (exit 2), before it tries Redis', () => {
+    const hook = pathToFileURL(join(import.meta.dirname, '..', 'queue', 'fixtures', 'block-bullmq.mjs')).href;
+    const register = `data:text/javascript,import{register}from"node:module";register(${JSON.stringify(hook)})`;
+    const config = configWith(tempDir(), { port: 0, sources: { hubspot: hubspotSource } }, { url: 'redis://127.0.0.1:1' });
+    const r = spawnSync(process.execPath, ['--import', register, BIN, 'serve', '--config', config], { encoding: 'utf8', env: cliEnv({ HS_WEBHOOK_SECRET: SECRET }) });
+    expect(r.stderr.trim()).toBe('crm-upsert: crm-upsert serve needs hono, @hono/node-server, bullmq and ioredis: npm install hono @hono/node-server bullmq ioredis');
+    expect(r.status).toBe(2);
   });
 });
 

@@ -1,6 +1,7 @@
 /** The Postgres backend: one statement per batch (sql.ts), tables created on first use (migrate.ts). */
-import pg from 'pg';
+import type { Pool } from 'pg';
 import { LedgerError } from '../../errors.js';
+import { missingDriverMessage, PEERS, requireOptional } from '../../optional-package.js';
 import { ClaimAction, decideClaim } from '../decide-claim.js';
 import { connect, encodeJson, entryFromRow, ledgerFailure, readOnlyRefusal } from '../kit/index.js';
 import type {
@@ -58,6 +59,9 @@ function once<R extends TokenRef>(reqs: R[]): { unique: R[]; answer: (rows: Row[
   };
 }
 
+// Required, not imported: importing this module without pg is then one message, and the entry stays require()-able.
+const pg = requireOptional<typeof import('pg')>(PEERS.pg.name, missingDriverMessage('postgres', PEERS.pg));
+
 /** Postgres error codes a read-only ledger that was never created answers with: undefined table, schema. */
 const ABSENT = new Set(['42P01', '3F000']);
 
@@ -66,7 +70,7 @@ export function postgresLedger(options: PostgresLedgerOptions): LedgerBackend {
   const t = tables(options);
   const readOnly = options.createSchema === false;
   const sql = statements(t, readOnly);
-  const { client: pool, release } = connect<PgQueryable, pg.Pool>({
+  const { client: pool, release } = connect<PgQueryable, Pool>({
     given: options.pool,
     url: options.connectionString,
     build: (connectionString) => new pg.Pool({ connectionString, max: options.max ?? 10 }),

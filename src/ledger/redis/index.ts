@@ -7,6 +7,9 @@
  *   e:<key> hash per entry · m:<id> mark string · w:<id> window slot hash · idx sorted set of keys ·
  *   floor: above every token of an entry that was pruned or can expire
  *
+ * Needs the optional peer `ioredis`: importing this entry without it throws a ConfigError naming
+ * the package and the install command, as `openLedger('redis://…')` does.
+ *
  * Role files: options.ts, ledger.ts (the backend), scripts.ts (its Lua), durability.ts (what INFO says).
  */
 export type { RedisLedgerOptions } from './options.js';

@@ -1,6 +1,7 @@
 /** The Redis backend: each batch one Lua script (scripts.ts), run atomically by Redis. */
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
 import { LedgerError } from '../../errors.js';
+import { missingDriverMessage, PEERS, requireOptional } from '../../optional-package.js';
 import { connect, encodeJson, entryFromValues, ledgerFailure, readOnlyRefusal } from '../kit/index.js';
 import type {
   ClaimRequest, ClaimResult, CompleteRequest, FailRequest, LedgerBackend, LedgerEntry,
@@ -9,6 +10,9 @@ import type {
 import { durabilityProbe } from './durability.js';
 import type { RedisLedgerOptions } from './options.js';
 import { ENTRY_FIELDS, SCRIPTS, type ScriptName } from './scripts.js';
+
+// Required, not imported: importing this module without ioredis is then one message, and the entry stays require()-able.
+const ioredis = requireOptional<typeof import('ioredis')>(PEERS.ioredis.name, missingDriverMessage('redis', PEERS.ioredis));
 
 type Reply = string | number | null | Reply[];
 
@@ -23,7 +27,7 @@ export function redisLedger(options: RedisLedgerOptions): LedgerBackend {
   const { client, release } = connect<Redis, Redis>({
     given: options.client,
     url: options.url,
-    build: (url) => new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 2 }),
+    build: (url) => new ioredis.Redis(url, { lazyConnect: true, maxRetriesPerRequest: 2 }),
     end: (owned) => owned.quit().then(() => undefined, () => owned.disconnect()),
     missing: 'redisLedger needs a url or a client',
   });
