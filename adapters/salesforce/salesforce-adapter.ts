@@ -177,7 +177,7 @@ export function salesforceAdapter(options: SalesforceAdapterOptions): Salesforce
   return {
     name: VENDOR,
     capabilities: { maxBatch: MAX_BATCH, nativeActivityUpsert: true },
-    objects: engineObjects(opts.objects),
+    objects: engineObjects(opts.objects, { slotted: true }),
     connection: conn,
 
     async upsertRecords(object: string, writes: RecordWrite[], context?: BatchContext): Promise<WriteResult[]> {
