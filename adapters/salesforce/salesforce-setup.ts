@@ -16,6 +16,7 @@ interface SalesforceField {
   caseSensitive?: boolean;
   createable?: boolean;
   updateable?: boolean;
+  referenceTo?: string[];
 }
 
 /**
@@ -49,6 +50,14 @@ export async function checkSalesforceSetup(sf: SalesforceConfig, env: NodeJS.Pro
     findings.push(key);
     const written = [...spec.fields, ...(spec.kind === 'activity' ? Object.values(spec.parents) : [])];
     findings.push(...[...new Set(written)].map((field) => salesforceField(object, spec.sobject, field, byName.get(field))));
+    // Activity parent fields are listed above (exists, writable); a record's link fields only here.
+    const lookups = spec.kind === 'activity' ? spec.parents : (spec.links ?? {});
+    for (const [to, field] of Object.entries(lookups)) {
+      const target = sf.objects[to];
+      if (target?.kind !== 'record') continue;
+      const finding = salesforceLookup({ object, sobject: spec.sobject, field, to, toSobject: target.sobject, map: spec.kind === 'activity' ? 'parents' : 'links' }, byName.get(field));
+      if (finding) findings.push(finding);
+    }
   }
   if (definitions.length === 0) return { findings };
   return {
@@ -94,6 +103,46 @@ function salesforceField(object: string, sobject: string, field: string, f: Sale
     finding.detail = `${sobject}.${field} is read-only for this user (cannot ${cannot} it)`;
     finding.fix = `give the integration user Edit access to it (field-level security), or remove it from objects.${object}.fields`;
   }
+  return finding;
+}
+
+interface LookupUse {
+  object: string;
+  sobject: string;
+  field: string;
+  /** The linked (or parent) logical object and its sObject. */
+  to: string;
+  toSobject: string;
+  map: 'links' | 'parents';
+}
+
+/**
+ * A lookup a link (or an activity's target) sets: it must exist, be a reference that may hold the
+ * target's sObject, and be createable and updateable. An activity's parent field is also an
+ * allowlisted field (checked for existence and writability there): only its kind is checked here.
+ */
+function salesforceLookup(u: LookupUse, f: SalesforceField | undefined): SetupFinding | undefined {
+  const finding: SetupFinding = { object: u.object, target: `${u.sobject}.${u.field}`, role: `(lookup to ${u.to}: ${u.toSobject})`, status: 'ok' };
+  const remove = `or remove ${u.to} from objects.${u.object}.${u.map}`;
+  if (!f) {
+    if (u.map === 'parents') return undefined;
+    finding.status = 'missing';
+    finding.detail = `field ${u.sobject}.${u.field} does not exist (or this user cannot see it), so every ${u.object} linked to ${u.to} fails with INVALID_FIELD`;
+    finding.fix = `set objects.${u.object}.${u.map}.${u.to} to the lookup field from ${u.sobject} to ${u.toSobject}, give the integration user access to it, ${remove}`;
+    return finding;
+  }
+  const wrong: string[] = [];
+  if (f.type !== 'reference') wrong.push(`is not a lookup (type ${f.type ?? 'unknown'}, not reference)`);
+  else if (!(f.referenceTo ?? []).includes(u.toSobject)) wrong.push(`cannot hold a ${u.toSobject} (it refers to ${(f.referenceTo ?? []).join(', ') || 'nothing'})`);
+  if (u.map === 'links' && (f.createable === false || f.updateable === false)) {
+    wrong.push(`is read-only for this user (cannot ${[f.createable === false && 'create', f.updateable === false && 'update'].filter(Boolean).join(' or ')} it)`);
+  }
+  if (wrong.length === 0) return finding;
+  finding.status = 'problem';
+  finding.detail = `${u.sobject}.${u.field} ${wrong.join(', ')}`;
+  finding.fix = wrong.length === 1 && wrong[0]!.startsWith('is read-only')
+    ? `give the integration user Edit access to ${u.sobject}.${u.field} (field-level security), ${remove}`
+    : `set objects.${u.object}.${u.map}.${u.to} to the lookup field from ${u.sobject} to ${u.toSobject}, ${remove}`;
   return finding;
 }
 
