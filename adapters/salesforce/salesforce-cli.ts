@@ -16,9 +16,13 @@ export function salesforcePermissions(sf: SalesforceConfig): string[] {
   const perms: string[] = [];
   for (const spec of Object.values(sf.objects)) {
     perms.push(`Read, Create and Edit on ${spec.sobject} (and Edit on its field ${spec.externalIdField})`);
-    if (spec.kind === 'activity') for (const parent of Object.keys(spec.parents)) {
-      const p = sf.objects[parent];
-      if (p) perms.push(`Read on ${p.sobject}`);
+    // Parents and linked records are looked up (by query or by reference) as this user.
+    const lookups = spec.kind === 'activity' ? spec.parents : (spec.links ?? {});
+    for (const [to, field] of Object.entries(lookups)) {
+      const p = sf.objects[to];
+      if (!p) continue;
+      perms.push(`Read on ${p.sobject}`);
+      if (spec.kind === 'record') perms.push(`Edit on ${spec.sobject}.${field}`);
     }
   }
   return [...new Set(perms)];

@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { salesforceAdapter, type SalesforceAdapterOptions } from '../../../adapters/salesforce/index.js';
+import { salesforceCli, salesforcePermissions } from '../../../adapters/salesforce/salesforce-cli.js';
 import { missingReference } from '../../../adapters/salesforce/salesforce-errors.js';
 import { fakeSalesforce, type FakeSalesforce } from '../../../adapters/salesforce/salesforce-fake.js';
 import { activityLookups, linkTargets, recordValues, relationshipName } from '../../../adapters/salesforce/salesforce-requests.js';
@@ -52,6 +53,32 @@ describe('Salesforce link requests', () => {
     [undefined, undefined],
   ])('reads the missing reference out of %j', (errors, expected) => {
     expect(missingReference(errors)).toEqual(expected);
+  });
+
+  it('previews the links exactly as they are sent: a reference on a record, the looked-up Ids on a Task', () => {
+    const sf = { objects };
+    const base = { source: 's', eventId: 'e', occurredAt: '2026-12-04T15:00:00Z' };
+    const record = salesforceCli.previewRequest(sf, { ...base, op: 'upsert', object: 'contact', externalId: 'c-1', fields: { LastName: 'Lee' }, links: [ref('company', 'acme')] }, 'k1');
+    expect(record).toEqual({
+      request: 'PATCH /services/data/v60.0/composite/sobjects/Contact/AI_External_Id__c',
+      body: { LastName: 'Lee', Account: { AI_External_Id__c: 'acme' }, AI_External_Id__c: 'c-1', attributes: { type: 'Contact' } },
+    });
+    const task = salesforceCli.previewRequest(sf, { ...base, op: 'create', object: 'task', target: ref('contact', 'c-1'), fields: { Subject: 'Call' }, links: [ref('deal', 'd-1')] }, 'k2');
+    expect(task.body).toEqual({
+      Subject: 'Call',
+      WhoId: '<Id of Contact where AI_External_Id__c=c-1>',
+      WhatId: '<Id of Opportunity where AI_External_Id__c=d-1>',
+      AI_Idempotency_Key__c: 'k2',
+      attributes: { type: 'Task' },
+    });
+  });
+
+  it('asks for Read on the linked objects and Edit on the link fields', () => {
+    const perms = salesforcePermissions({ objects });
+    expect(perms).toContain('Read on Account');
+    expect(perms).toContain('Edit on Contact.AccountId');
+    expect(perms).toContain('Edit on Opportunity.AccountId');
+    expect(perms).toContain('Read on Opportunity');
   });
 
   it('refuses a link field whose relationship name cannot be derived', () => {
