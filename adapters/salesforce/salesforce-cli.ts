@@ -6,7 +6,7 @@
 import { ConfigError, registerSecret } from '../../src/errors.js';
 import { inventoryOf, type InventoryTable, type VendorCli } from '../kit/vendor-cli.js';
 import { SALESFORCE_INSTANCE_ENV, SALESFORCE_TOKEN_ENV, salesforceConfigSchema, type SalesforceConfig } from './salesforce-config.js';
-import { activityValues, collectionRecord, collectionUrl, recordValues } from './salesforce-requests.js';
+import { activityLookups, activityValues, collectionRecord, collectionUrl, linkTargets, recordValues } from './salesforce-requests.js';
 import { checkSalesforceSetup } from './salesforce-setup.js';
 
 const DEFAULT_API_VERSION = '60.0';
@@ -16,9 +16,13 @@ export function salesforcePermissions(sf: SalesforceConfig): string[] {
   const perms: string[] = [];
   for (const spec of Object.values(sf.objects)) {
     perms.push(`Read, Create and Edit on ${spec.sobject} (and Edit on its field ${spec.externalIdField})`);
-    if (spec.kind === 'activity') for (const parent of Object.keys(spec.parents)) {
-      const p = sf.objects[parent];
-      if (p) perms.push(`Read on ${p.sobject}`);
+    // Parents and linked records are looked up (by query or by reference) as this user.
+    const lookups = spec.kind === 'activity' ? spec.parents : (spec.links ?? {});
+    for (const [to, field] of Object.entries(lookups)) {
+      const p = sf.objects[to];
+      if (!p) continue;
+      perms.push(`Read on ${p.sobject}`);
+      if (spec.kind === 'record') perms.push(`Edit on ${spec.sobject}.${field}`);
     }
   }
   return [...new Set(perms)];
@@ -75,11 +79,15 @@ export const salesforceCli: VendorCli<SalesforceConfig> = {
   previewRequest(sf, action, key) {
     const spec = sf.objects[action.object]!;
     const request = `PATCH ${collectionUrl(sf.apiVersion ?? DEFAULT_API_VERSION, spec)}`;
-    if (spec.kind === 'record') return { request, body: collectionRecord(spec.sobject, recordValues(spec, { externalId: action.externalId!, fields: action.fields })) };
-    const target = action.target!;
-    const parent = sf.objects[target.object];
-    const parentId = parent?.kind === 'record' ? `<Id of ${parent.sobject} where ${parent.externalIdField}=${target.externalId}>` : '<parent Id>';
-    return { request, body: collectionRecord(spec.sobject, activityValues(spec, { key, fields: action.fields, parent: target }, parentId)) };
+    if (spec.kind === 'record') {
+      return { request, body: collectionRecord(spec.sobject, recordValues(spec, { externalId: action.externalId!, fields: action.fields, links: action.links }, linkTargets(sf.objects))) };
+    }
+    const lookups: Record<string, string> = {};
+    for (const [field, ref] of activityLookups(spec, { parent: action.target!, links: action.links })) {
+      const parent = sf.objects[ref.object];
+      lookups[field] = parent?.kind === 'record' ? `<Id of ${parent.sobject} where ${parent.externalIdField}=${ref.externalId}>` : '<parent Id>';
+    }
+    return { request, body: collectionRecord(spec.sobject, activityValues(spec, { key, fields: action.fields }, lookups)) };
   },
 
   checkSetup: (sf, env, { create }) => checkSalesforceSetup(sf, env, create),

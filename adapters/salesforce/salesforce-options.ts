@@ -8,6 +8,7 @@ import { ConfigError } from '../../src/errors.js';
 import { engineObjects } from '../kit/adapter-kit.js';
 import type { RateBudget } from '../../src/rate-budget.js';
 import { salesforceObjectSchema, type SalesforceObjectConfig } from './salesforce-config.js';
+import { relationshipName } from './salesforce-requests.js';
 import { isApiName } from './soql.js';
 
 export type { SalesforceObjectConfig };
@@ -96,6 +97,8 @@ export function resolveSalesforceOptions(options: SalesforceAdapterOptions, env:
       for (const [to, lookup] of Object.entries(spec.links ?? {})) {
         if (o.objects[to]?.kind !== 'record') throw new ConfigError(`salesforce option objects.${name}.links.${to}: must name a configured record object`);
         if (!isApiName(lookup)) throw new ConfigError(`salesforce option objects.${name}.links.${to}: "${lookup}" is not a lookup field API name`);
+        // The link is sent by the lookup's relationship name, derived from the field's name.
+        if (relationshipName(lookup) === undefined) throw new ConfigError(`salesforce option objects.${name}.links.${to}: "${lookup}" is not a lookup field name (a standard one ends in Id, a custom one in __c)`);
       }
       continue;
     }
