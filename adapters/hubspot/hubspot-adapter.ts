@@ -7,7 +7,7 @@
  */
 import type { Client as SdkClient } from '@hubspot/api-client';
 import { parentMemoKey, type ActivityWrite, type BatchContext, type CrmAdapter, type LinkRef, type RecordWrite, type WriteResult } from '../../src/adapter.js';
-import { CrmError, CrmErrorKind, registerSecret } from '../../src/errors.js';
+import { ConfigError, CrmError, CrmErrorKind, registerSecret } from '../../src/errors.js';
 import { extend } from '../../src/extend.js';
 import { engineObjects, objectSpec, requestGate, resolveParents, writeInOrder, type Prepared } from '../kit/adapter-kit.js';
 import { HUBSPOT_SDK, loadVendorSdk } from '../kit/vendor-sdk.js';
@@ -67,6 +67,9 @@ export function hubspotAdapter(options: HubSpotAdapterOptions): CrmAdapter {
   registerSecret(o.accessToken);
   const client: HubSpotClientLike =
     o.client ?? (new Client({ accessToken: o.accessToken, basePath: o.basePath }) as unknown as HubSpotClientLike);
+  if (Object.values(o.objects).some((c) => c.kind === 'record' && Object.keys(c.links ?? {}).length > 0) && typeof client.apiRequest !== 'function') {
+    throw new ConfigError('hubspotAdapter: the injected client has no apiRequest, which record links need (pass a @hubspot/api-client Client)');
+  }
   // The SDK binds retry settings from a process-wide singleton when an API object is first
   // touched: touch ours now, right after construction, so a later Client cannot change them.
   const batchApi = client.crm.objects.batchApi;

@@ -10,7 +10,7 @@ import { harness, type Harness } from './hubspot-helpers.js';
 
 const fast = { retries: 8, minTimeoutMs: 5, maxTimeoutMs: 50 };
 
-export const salesObjects: HubSpotAdapterOptions['objects'] = {
+const salesObjects: HubSpotAdapterOptions['objects'] = {
   company: { kind: 'record', objectType: 'companies', idProperty: 'ai_external_id', fields: ['name', 'domain'] },
   contact: { kind: 'record', objectType: 'contacts', idProperty: 'ai_external_id', fields: ['email', 'firstname'], links: { company: 279 } },
   deal: { kind: 'record', objectType: 'deals', idProperty: 'ai_external_id', fields: ['dealname', 'amount'], links: { contact: 3, company: 341 } },

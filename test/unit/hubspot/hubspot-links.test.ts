@@ -48,6 +48,13 @@ describe('hubspotAdapter links', () => {
     return fake.associations('contacts', c.id).map((a) => `${a.toObjectType}:${a.toId}:${a.typeId}`).sort();
   };
 
+  it('refuses an injected client without apiRequest when records have links', () => {
+    const client = { crm: { objects: { batchApi: {} }, associations: { v4: { batchApi: {} } } } } as unknown as HubSpotAdapterOptions['client'];
+    expect(() => hubspotAdapter({ client, objects })).toThrow(/injected client has no apiRequest, which record links need/);
+    const unlinked = { company: objects.company!, note: { ...objects.note!, parents: { company: 190 } } } as HubSpotAdapterOptions['objects'];
+    expect(() => hubspotAdapter({ client, objects: unlinked })).not.toThrow();
+  });
+
   it('reads the 200 the SDK\'s batchApi.create throws on as the batch it is: one call, both writes ok', async () => {
     const { adapter } = await setup();
     const [acme] = companies('acme');
