@@ -12,7 +12,7 @@ import { extend } from '../../src/extend.js';
 import { engineObjects, objectSpec, requestGate, resolveParents, writeInOrder, type Prepared } from '../kit/adapter-kit.js';
 import { HUBSPOT_SDK, loadVendorSdk } from '../kit/vendor-sdk.js';
 import type { HubSpotObjectConfig } from './hubspot-config.js';
-import { classifyHubSpotError, classifyHubSpotItemError, readableResponses } from './hubspot-errors.js';
+import { classifyHubSpotError, classifyHubSpotItemError, readableResponses, type HubSpotErrorBody } from './hubspot-errors.js';
 import type { BatchResult, HubSpotClientLike, ResultObject, Traced } from './hubspot-client.js';
 import { resolveHubSpotOptions, type HubSpotAdapterOptions } from './hubspot-options.js';
 import { LINK_NOT_FOUND, writeLinks, type LinkIo, type LinkProgress } from './hubspot-links.js';
@@ -60,6 +60,22 @@ function mapBatch(res: BatchResult, identities: string[], identityProperty: stri
   const left = out.flatMap((r, i) => (r === undefined ? [i] : []));
   if (left.length === 1 && unmatched.length === 1) out[left[0]!] = { ok: false, error: unmatched[0]! };
   return out.map((r) => r ?? { ok: false, error: noResult(unmatched.map((e) => e.message)) });
+}
+
+/**
+ * A batch read that leaves an input out with no error naming it proves nothing about that input:
+ * reading it as absent would create a note again, or fail a write as parent-missing. Throws a
+ * retryable error then. Errors that name no ids are taken to cover the inputs left out.
+ */
+function assertAnswered(asked: readonly string[], answered: ReadonlySet<string>, errors: readonly HubSpotErrorBody[] | undefined): void {
+  const vague = (errors ?? []).some((e) => (e.context?.ids ?? e.context?.fromObjectId ?? []).length === 0);
+  if (vague) return;
+  const named = new Set((errors ?? []).flatMap((e) => [...(e.context?.ids ?? []), ...(e.context?.fromObjectId ?? [])].map(String)));
+  const left = asked.filter((id) => !answered.has(id) && !named.has(id));
+  if (left.length === 0) return;
+  throw new CrmError(`HubSpot's batch read answered ${left.length} of ${asked.length} inputs with neither a result nor an error (${left.slice(0, 3).join(', ')}${left.length > 3 ? ', …' : ''}); read again`, {
+    vendor: VENDOR, kind: CrmErrorKind.transient, vendorCode: 'NO_RESULT',
+  });
 }
 
 export function hubspotAdapter(options: HubSpotAdapterOptions): CrmAdapter {
@@ -119,6 +135,7 @@ export function hubspotAdapter(options: HubSpotAdapterOptions): CrmAdapter {
         const ext = r.properties?.[parent.idProperty];
         if (ext) found.set(ext, String(r.id));
       }
+      assertAnswered(ids.slice(i, i + READ_CHUNK), new Set(found.keys()), res.errors);
     }
     return found;
   };
@@ -242,6 +259,7 @@ export function hubspotAdapter(options: HubSpotAdapterOptions): CrmAdapter {
                 more.add(from);
               }
             }
+            assertAnswered(chunk.map((input) => input.id), new Set(pages.keys()), page.errors);
             for (const { id } of chunk) if (!more.has(id)) progress.associated.set(`${parentType}\u0000${id}`, pages.get(id) ?? []);
           }
           inputs = next;
@@ -266,6 +284,7 @@ export function hubspotAdapter(options: HubSpotAdapterOptions): CrmAdapter {
           progress.keys.set(String(r.id), key);
           match(String(r.id), key);
         }
+        assertAnswered(chunk, new Set((res.results ?? []).map((r) => String(r.id))), res.errors);
         for (const id of chunk) if (!progress.keys.has(id)) progress.keys.set(id, undefined);
       }
       return found;
