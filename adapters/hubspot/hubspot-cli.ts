@@ -70,9 +70,12 @@ export const hubspotCli: VendorCli<HubSpotConfig> = {
     const spec = hs.objects[action.object]!;
     if (spec.kind === 'record') return { request: upsertRequestLine(spec), body: upsertInput(spec, { externalId: action.externalId!, fields: action.fields }) };
     const target = action.target!;
-    const parent = hs.objects[target.object];
-    const parentId = parent?.kind === 'record' ? `<id of ${parent.objectType} where ${parent.idProperty}=${target.externalId}>` : '<parent id>';
-    return { request: createRequestLine(spec), body: createInput(spec, { key, fields: action.fields }, parentId, spec.parents[target.object]!) };
+    const idOf = (ref: { object: string; externalId: string }) => {
+      const parent = hs.objects[ref.object];
+      return parent?.kind === 'record' ? `<id of ${parent.objectType} where ${parent.idProperty}=${ref.externalId}>` : '<parent id>';
+    };
+    const associations = [target, ...(action.links ?? [])].map((ref) => ({ id: idOf(ref), typeId: spec.parents[ref.object]! }));
+    return { request: createRequestLine(spec), body: createInput(spec, { key, fields: action.fields }, associations) };
   },
 
   checkSetup: (hs, env, { create }) => checkHubSpotSetup(hs, env, create),

@@ -69,10 +69,11 @@ export function requestGate(): RequestGate {
  * batch and a parent upserted earlier in the call are not read again): `lookup` is called once
  * per parent object with the external ids neither known nor known absent (`context.absent`), and
  * returns external id -> CRM id; the ids it did not return are added to `context.absent`, so a
- * retry of the batch does not read them again either.
+ * retry of the batch does not read them again either. Any record reference resolves this way: pass
+ * `{ parent: link }` for a write's links.
  */
 export async function resolveParents(
-  writes: readonly ActivityWrite[],
+  writes: readonly Pick<ActivityWrite, 'parent'>[],
   context: BatchContext | undefined,
   lookup: (object: string, externalIds: string[]) => Promise<Map<string, string>>,
 ): Promise<Map<string, string>> {
