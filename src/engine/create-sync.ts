@@ -152,6 +152,7 @@ export function engineContext(options: SyncOptions, telemetry: SyncTelemetry = s
     adapter, ledger, now, leaseMs, windowMs, retentionMs,
     clock: ledgerClock(ledger, { now }),
     sleep: announcingRetryAfter(options.sleep ?? realSleep, adapter.name),
+    pause: options.sleep ?? realSleep,
     bucketMs: options.bucketMs ?? (windowMs > 0 ? windowMs : DEFAULT_BUCKET_MS),
     retryFailed: options.retryFailed ?? true,
     concurrency: options.concurrency ?? 1,

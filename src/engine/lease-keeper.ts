@@ -33,9 +33,10 @@ export interface LeaseKeeper {
   lost(key: string): boolean;
   /**
    * Make sure these claims are still held: keys not confirmed within the last renewal interval
-   * are renewed now (one round trip). Returns the keys that are no longer held.
+   * (or within `maxAgeMs`, when shorter) are renewed now (one round trip). Returns the keys that
+   * are no longer held.
    */
-  confirm(keys: readonly string[]): Promise<Set<string>>;
+  confirm(keys: readonly string[], maxAgeMs?: number): Promise<Set<string>>;
   stop(): void;
 }
 
@@ -114,9 +115,10 @@ export function leaseKeeper(options: LeaseKeeperOptions): LeaseKeeper {
     },
     dropSlots: (ids) => ids.forEach((id) => h.slots.delete(id)),
     lost: (key) => h.lost.has(key),
-    async confirm(keys) {
+    async confirm(keys, maxAgeMs) {
       const now = await options.clock.now();
-      const stale = keys.filter((k) => h.tokens.has(k) && !h.lost.has(k) && now - (h.confirmedAt.get(k) ?? -Infinity) >= every);
+      const age = Math.min(every, maxAgeMs ?? every);
+      const stale = keys.filter((k) => h.tokens.has(k) && !h.lost.has(k) && now - (h.confirmedAt.get(k) ?? -Infinity) >= age);
       await renewKeys(options, h, stale, now);
       return new Set(keys.filter((k) => h.lost.has(k)));
     },

@@ -10,7 +10,7 @@ import type { Batch } from '../batcher.js';
 import { CrmError } from '../errors.js';
 import { PendingItemsError, withRetry } from '../retry.js';
 import { ClaimLostError } from './lease-keeper.js';
-import { recoverCreated } from './recover.js';
+import { recoverCreated, SENT_FRESH_MS } from './recover.js';
 import { openRound, type GroupResult, type Round, type Suspicion } from './round.js';
 import type { Call, EngineContext, Held } from './types.js';
 
@@ -76,9 +76,12 @@ export type BatchParents = Pick<BatchContext, 'memo' | 'absent'>;
  * creating) and collects the groups a failure may have written.
  */
 export async function sendGroups(ctx: EngineContext, call: Call, batch: Batch<Held>, groups: Held[][], parents: BatchParents, suspicion: Suspicion): Promise<SendResult> {
+  // A create that cannot be upserted on its key leaves with its claim renewed within the last
+  // SENT_FRESH_MS: if this process dies with it in flight, its claim says when (recover.ts).
+  const freshness = batch.op === 'create' && !ctx.adapter.capabilities.nativeActivityUpsert ? SENT_FRESH_MS : undefined;
   const confirm = async () => {
     const open = round.open();
-    const lost = await call.keeper.confirm(open.flatMap((i) => groups[i]!.map((item) => item.key)));
+    const lost = await call.keeper.confirm(open.flatMap((i) => groups[i]!.map((item) => item.key)), freshness);
     if (lost.size === 0) return;
     for (const i of open) if (groups[i]!.some((item) => lost.has(item.key))) round.results[i] = { ok: false, lost: true };
     throw new ClaimLostError([...lost]);

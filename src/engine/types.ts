@@ -45,6 +45,11 @@ export interface Held extends Planned {
   readonly entryAttempts: number;
   /** Claimed by takeover: a previous attempt may have written before it died. */
   readonly recovered: boolean;
+  /**
+   * Taken over from a dead process on this host: its last sign of life (ledger ms). A create it
+   * sent just before dying may still be on its way to the CRM (recover.ts waits for it).
+   */
+  readonly deadSeenAt?: number;
   /** The record's "last written" mark when the claim asked for it. */
   readonly mark?: string;
   /**
@@ -75,6 +80,8 @@ export interface EngineContext {
   readonly now: () => number;
   /** Sleeps a CRM's Retry-After, announcing it as one to wait listeners (`observeWaits`): not for other waits. */
   readonly sleep: (ms: number) => Promise<void>;
+  /** A plain wait (the injected `sleep`, not announced as a Retry-After). */
+  readonly pause: (ms: number) => Promise<void>;
   readonly leaseMs: number;
   readonly windowMs: number;
   readonly bucketMs: number;

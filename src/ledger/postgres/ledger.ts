@@ -93,8 +93,13 @@ export function postgresLedger(options: PostgresLedgerOptions): LedgerBackend {
         return (await pool.query(text, values)).rows;
       } catch (err) {
         const code = (err as { code?: string }).code;
-        // Overlapping batches can deadlock on row locks; Postgres aborts one, which is safe to rerun.
-        if ((code === '40P01' || code === '40001') && attempt < 4) continue;
+        // Overlapping batches can still deadlock (rows of the marks table, a serialization
+        // failure); Postgres aborts the whole statement, which is safe to run again. A short random
+        // pause keeps the two from meeting again in the same order.
+        if ((code === '40P01' || code === '40001') && attempt < 8) {
+          await new Promise((resolve) => setTimeout(resolve, Math.random() * 20 * attempt));
+          continue;
+        }
         if (err instanceof LedgerError) throw err;
         throw ledgerFailure('postgres', what, err);
       }

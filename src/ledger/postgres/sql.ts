@@ -68,10 +68,20 @@ export function statements(t: Tables, readOnly: boolean) {
       FROM input i LEFT JOIN rows r ON r.key = i.key LEFT JOIN ${t.marks} m ON m.id = i.mark_id
       ORDER BY i.ord`;
 
+  // Every statement that writes several entries locks them in key order, as the claim's insert
+  // does: two workers settling and claiming overlapping keys then wait for each other instead of
+  // deadlocking (each would otherwise lock in its own join order).
+  const lockInKeyOrder = `locked AS (
+      SELECT e.key FROM ${t.entries} e JOIN input i ON e.key = i.key AND e.token = i.token
+        WHERE e.status = 'in_progress' ORDER BY e.key FOR UPDATE OF e
+    )`;
+
   const update = (set: string, extraInput = '', extraWhere = '') => `
-    WITH input AS (SELECT * FROM unnest($1::text[], $2::bigint[]${extraInput}) AS i(key, token${extraInput ? ', v' : ''}))
+    WITH input AS (SELECT * FROM unnest($1::text[], $2::bigint[]${extraInput}) AS i(key, token${extraInput ? ', v' : ''})),
+    ${lockInKeyOrder}
     UPDATE ${t.entries} e SET ${set} FROM input i
       WHERE e.key = i.key AND e.token = i.token AND e.status = 'in_progress'${extraWhere}
+        AND e.key IN (SELECT key FROM locked)
       RETURNING e.key, e.token`;
 
   /**
@@ -85,9 +95,11 @@ export function statements(t: Tables, readOnly: boolean) {
       SELECT * FROM unnest($1::text[], $2::bigint[], ${columns.map(([, type], k) => `$${k + 3}::${type}[]`).join(', ')}, $${n + 3}::text[], $${n + 4}::text[])
         WITH ORDINALITY AS i(key, token, ${columns.map(([name]) => name).join(', ')}, mark_id, mark_value, ord)
     ),
+    ${lockInKeyOrder},
     done AS (
       UPDATE ${t.entries} e SET ${set.replaceAll('$now', `$${n + 5}::bigint`)}
       FROM input i WHERE e.key = i.key AND e.token = i.token AND e.status = 'in_progress'
+        AND e.key IN (SELECT key FROM locked)
       RETURNING e.key, e.token
     ),
     marked AS (

@@ -89,4 +89,34 @@ describe.skipIf(!url)('postgresLedger', () => {
     expect(got.map((e) => e?.key ?? null)).toEqual([...keys, null, keys[0]]);
     await ledger.close();
   });
+
+  it('locks the entries it settles in key order, as a claim does, so overlapping workers wait instead of deadlocking', async () => {
+    const tablePrefix = `${runId()}_`;
+    prefixes.push(tablePrefix);
+    const ledger = postgresLedger({ pool: pool!, tablePrefix });
+    const t = `"${tablePrefix}entries"`;
+    for (const settle of ['complete', 'fail', 'release', 'renew'] as const) {
+      const keys = ['z', 'a'].map((k) => `${settle}-${k}`);
+      const claims = await ledger.claim(keys.map((key) => ({ key, fingerprint: 'f', leaseMs: 60_000 })), T0);
+      const refs = claims.map((c) => ({ key: c.key, token: c.token! }));
+      // Another transaction holds the first key of the input (the last in key order).
+      const other = await pool!.connect();
+      try {
+        await other.query('BEGIN');
+        await other.query(`SELECT key FROM ${t} WHERE key = $1 FOR UPDATE`, [keys[0]]);
+        const settling = settle === 'complete' ? ledger.complete(refs.map((r) => ({ ...r, result: '"ok"' })), T0 + 1)
+          : settle === 'fail' ? ledger.fail(refs.map((r) => ({ ...r, error: '"boom"' })), T0 + 1)
+            : settle === 'release' ? ledger.release(refs, T0 + 1) : ledger.renew(refs, 60_000, T0 + 1);
+        await new Promise((r) => setTimeout(r, 300));
+        // The settle took the earlier key first and now waits for the one held: the earlier key is locked.
+        const tried = await other.query('SAVEPOINT s').then(() => other.query(`SELECT key FROM ${t} WHERE key = $1 FOR UPDATE NOWAIT`, [keys[1]]).then(() => 'free', (e: { code?: string }) => e.code));
+        expect(tried, settle).toBe('55P03');
+        await other.query('ROLLBACK');
+        expect(await settling).toEqual([true, true]);
+      } finally {
+        other.release();
+      }
+    }
+  });
 });
+
