@@ -5,6 +5,7 @@
  * confirmed (its upserts, its edges) is kept by the adapter for the batch's retries, so a retry
  * sends only the edges not yet confirmed.
  */
+import { LINK_NOT_FOUND } from '../../src/engine/defer.js';
 import { parentMemoKey, type BatchContext, type LinkRef, type RecordWrite, type WriteResult } from '../../src/adapter.js';
 import { CrmError, CrmErrorKind } from '../../src/errors.js';
 import type { HubSpotClientLike } from './hubspot-client.js';
@@ -24,7 +25,7 @@ const VENDOR = 'hubspot';
 export const ASSOCIATION_BATCH_LIMIT = 100;
 
 /** The vendor code of a write whose linked record does not exist (retryable later, as a missing parent is). */
-export const LINK_NOT_FOUND = 'LINK_NOT_FOUND';
+export { LINK_NOT_FOUND };
 
 /** What one batch confirmed so far, kept across its retries. */
 export interface LinkProgress {

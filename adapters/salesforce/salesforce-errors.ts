@@ -4,6 +4,7 @@
  * headers it saw), node-fetch's FetchError (network), and per-record collection errors, which
  * carry `statusCode` (the docs) or `errorCode` (jsforce's type): both are read.
  */
+import { LINK_NOT_FOUND } from '../../src/engine/defer.js';
 import { CrmError, CrmErrorKind } from '../../src/errors.js';
 import { bodySnippet } from '../kit/body-snippet.js';
 
@@ -161,6 +162,6 @@ export function linkNotFound(link: { object: string; externalId: string }, targe
   const detail = said ? ` (Salesforce: ${said})` : '';
   return new CrmError(
     `link ${link.object} ${JSON.stringify(link.externalId)} (${target.sobject}.${target.externalIdField}) does not exist in Salesforce; write it first, then retry (crm-upsert retry-failed)${detail}`,
-    { vendor: VENDOR, kind: CrmErrorKind.permanent, vendorCode: 'LINK_NOT_FOUND' },
+    { vendor: VENDOR, kind: CrmErrorKind.permanent, vendorCode: LINK_NOT_FOUND },
   );
 }
