@@ -49,6 +49,40 @@ const STARTER_ACTIONS = [
   ANA,
 ];
 
+/**
+ * `crm-upsert init --template sales`: Account, Contact and Opportunity keyed by AI_External_Id__c
+ * (Contact and Opportunity linked to their Account by AccountId), notes and tasks as Tasks whose
+ * Who is a contact and What an account or opportunity.
+ */
+const SALES_SECTION: SalesforceConfig = {
+  apiVersion: DEFAULT_API_VERSION,
+  objects: {
+    company: { kind: 'record', sobject: 'Account', externalIdField: 'AI_External_Id__c', fields: ['Name'] },
+    contact: { kind: 'record', sobject: 'Contact', externalIdField: 'AI_External_Id__c', fields: ['Email', 'FirstName', 'LastName', 'Phone'], links: { company: 'AccountId' } },
+    deal: { kind: 'record', sobject: 'Opportunity', externalIdField: 'AI_External_Id__c', fields: ['Name', 'StageName', 'CloseDate', 'Amount'], links: { company: 'AccountId' } },
+    note: { kind: 'activity', sobject: 'Task', externalIdField: 'AI_Idempotency_Key__c', fields: ['Subject', 'Description', 'ActivityDate', 'Status'], parents: { contact: 'WhoId', company: 'WhatId', deal: 'WhatId' } },
+    task: { kind: 'activity', sobject: 'Task', externalIdField: 'AI_Idempotency_Key__c', fields: ['Subject', 'Description', 'ActivityDate', 'Status', 'Priority'], parents: { contact: 'WhoId', company: 'WhatId', deal: 'WhatId' } },
+  },
+};
+
+/** One sales call (Gong) as the graph a model makes of it, then its note delivered again. */
+const CALL = { source: 'gong', eventId: 'gong:call.completed:a7c2', occurredAt: '2026-12-01T16:05:00Z' };
+const CALL_NOTE = {
+  ...CALL, op: 'create', object: 'note', target: { object: 'contact', externalId: 'gong-7731' },
+  fields: { Subject: 'Call: Fabrikam, 40 seats', Description: 'AI summary: Fabrikam wants 40 seats from January; budget approved, security review pending.', ActivityDate: '2026-12-01', Status: 'Completed' },
+  links: [{ object: 'deal', externalId: 'gong-deal-a7c2' }],
+};
+const SALES_ACTIONS = [
+  { ...CALL, op: 'upsert', object: 'company', externalId: 'fabrikam.example', fields: { Name: 'Fabrikam' } },
+  { ...CALL, op: 'upsert', object: 'contact', externalId: 'gong-7731', fields: { Email: 'chloe.martin@fabrikam.example', FirstName: 'Chloé', LastName: 'Martin' }, links: [{ object: 'company', externalId: 'fabrikam.example' }] },
+  { ...CALL, op: 'upsert', object: 'deal', externalId: 'gong-deal-a7c2', fields: { Name: 'Fabrikam: 40 seats', StageName: 'Prospecting', CloseDate: '2027-01-15', Amount: 48000 }, links: [{ object: 'company', externalId: 'fabrikam.example' }] },
+  // A Task has one Who and one What: the call on the contact and the deal (whose Account is the company).
+  CALL_NOTE,
+  { ...CALL, op: 'create', object: 'task', target: { object: 'deal', externalId: 'gong-deal-a7c2' }, fields: { Subject: 'Send Fabrikam the security questionnaire', ActivityDate: '2026-12-03', Status: 'Not Started', Priority: 'High' } },
+  // The call's webhook, delivered again, the model's summary worded differently: a replay.
+  { ...CALL_NOTE, fields: { ...CALL_NOTE.fields, Description: 'AI summary: 40 seats for Fabrikam in January; security review still open.' } },
+];
+
 export const salesforceCli: VendorCli<SalesforceConfig> = {
   name: 'salesforce',
   label: 'Salesforce',
@@ -117,6 +151,12 @@ export const salesforceCli: VendorCli<SalesforceConfig> = {
   starter: {
     section: STARTER_SECTION,
     actions: STARTER_ACTIONS,
+    realCrm: `export ${SALESFORCE_INSTANCE_ENV}=https://<your org>.my.salesforce.com and ${SALESFORCE_TOKEN_ENV}=<access token> (or put "instanceUrl" in the salesforce section)`,
+  },
+
+  salesStarter: {
+    section: SALES_SECTION,
+    actions: SALES_ACTIONS,
     realCrm: `export ${SALESFORCE_INSTANCE_ENV}=https://<your org>.my.salesforce.com and ${SALESFORCE_TOKEN_ENV}=<access token> (or put "instanceUrl" in the salesforce section)`,
   },
 
