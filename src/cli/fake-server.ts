@@ -71,7 +71,7 @@ export async function fakeServerCommand(flags: FakeServerFlags): Promise<number>
   out.write(`fake ${vendor.label} listening at ${fake.url}${faults ? ` with faults ${JSON.stringify(faults)}` : ''} (in memory: nothing is kept after it stops)\n\n`);
   if (flags.template) {
     // The whole section: a config with "crm" and this section runs the starter's actions against the fake.
-    const section = { ...(starterOf(flags.crm, flags.template).section as object), ...vendor.fakeServer.configAt(fake.url) };
+    const section = { ...vendor.fakeServer.configAt(fake.url), ...(starterOf(flags.crm, flags.template).section as object) };
     const shown = JSON.stringify({ [flags.crm]: section }, null, 2).split('\n').slice(1, -1).join('\n');
     out.write(`in crm-upsert.config.json (the ${flags.template} starter's section):\n${shown}\n\n`);
   } else {
