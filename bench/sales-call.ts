@@ -7,29 +7,19 @@
  *
  *   npm run bench:calls -- --only=sales --events=1000
  */
-import { hubspotAdapter, type HubSpotAdapterOptions } from '../adapters/hubspot/index.js';
-import { salesforceAdapter, type SalesforceAdapterOptions } from '../adapters/salesforce/index.js';
+import { hubspotCli } from '../adapters/hubspot/hubspot-cli.js';
+import { hubspotAdapter } from '../adapters/hubspot/index.js';
+import { salesforceAdapter } from '../adapters/salesforce/index.js';
+import { salesforceCli } from '../adapters/salesforce/salesforce-cli.js';
 import { fakeHubSpot, fakeSalesforce } from '../adapters/testing/index.js';
 import { createSync } from '../src/engine/index.js';
 import { openLedger } from '../src/ledger/index.js';
 import { unlimitedRateBudget } from '../src/rate-budget.js';
 import { round, seconds, tempDir, TOKEN, type Crm } from './lib.js';
 
-const hubspotSales: HubSpotAdapterOptions['objects'] = {
-  company: { kind: 'record', objectType: 'companies', idProperty: 'ai_external_id', fields: ['name', 'domain'] },
-  contact: { kind: 'record', objectType: 'contacts', idProperty: 'ai_external_id', fields: ['email', 'firstname'], links: { company: 279 } },
-  deal: { kind: 'record', objectType: 'deals', idProperty: 'ai_external_id', fields: ['dealname', 'amount'], links: { contact: 3, company: 341 } },
-  note: { kind: 'activity', objectType: 'notes', keyProperty: 'crm_upsert_key', fields: ['hs_note_body', 'hs_timestamp'], parents: { contact: 202, company: 190, deal: 214 } },
-  task: { kind: 'activity', objectType: 'tasks', keyProperty: 'crm_upsert_key', fields: ['hs_task_subject', 'hs_timestamp'], parents: { contact: 204, company: 192, deal: 216 } },
-};
-
-const salesforceSales: SalesforceAdapterOptions['objects'] = {
-  company: { kind: 'record', sobject: 'Account', externalIdField: 'AI_External_Id__c', fields: ['Name'] },
-  contact: { kind: 'record', sobject: 'Contact', externalIdField: 'AI_External_Id__c', fields: ['Email', 'LastName'], links: { company: 'AccountId' } },
-  deal: { kind: 'record', sobject: 'Opportunity', externalIdField: 'AI_External_Id__c', fields: ['Name', 'StageName', 'CloseDate'], links: { company: 'AccountId' } },
-  note: { kind: 'activity', sobject: 'Task', externalIdField: 'AI_Idempotency_Key__c', fields: ['Subject', 'Description'], parents: { contact: 'WhoId', company: 'WhatId', deal: 'WhatId' } },
-  task: { kind: 'activity', sobject: 'Task', externalIdField: 'AI_Idempotency_Key__c', fields: ['Subject', 'ActivityDate'], parents: { contact: 'WhoId', company: 'WhatId', deal: 'WhatId' } },
-};
+// The configs `crm-upsert init --template sales` writes.
+const hubspotSales = hubspotCli.salesStarter.section.objects;
+const salesforceSales = salesforceCli.salesStarter.section.objects;
 
 const ref = (object: string, externalId: string) => ({ object, externalId });
 

@@ -4,19 +4,14 @@
  * happy path and when the association call fails.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import type { HubSpotAdapterOptions } from '../../adapters/hubspot/index.js';
+import { hubspotCli } from '../../adapters/hubspot/hubspot-cli.js';
 import { createSync, openLedger, type Outcome } from '../../src/index.js';
 import { harness, type Harness } from './hubspot-helpers.js';
 
 const fast = { retries: 8, minTimeoutMs: 5, maxTimeoutMs: 50 };
 
-const salesObjects: HubSpotAdapterOptions['objects'] = {
-  company: { kind: 'record', objectType: 'companies', idProperty: 'ai_external_id', fields: ['name', 'domain'] },
-  contact: { kind: 'record', objectType: 'contacts', idProperty: 'ai_external_id', fields: ['email', 'firstname'], links: { company: 279 } },
-  deal: { kind: 'record', objectType: 'deals', idProperty: 'ai_external_id', fields: ['dealname', 'amount'], links: { contact: 3, company: 341 } },
-  note: { kind: 'activity', objectType: 'notes', keyProperty: 'crm_upsert_key', fields: ['hs_note_body', 'hs_timestamp'], parents: { contact: 202, company: 190, deal: 214 } },
-  task: { kind: 'activity', objectType: 'tasks', keyProperty: 'crm_upsert_key', fields: ['hs_task_subject', 'hs_timestamp'], parents: { contact: 204, company: 192, deal: 216 } },
-};
+// The config `crm-upsert init --template sales` writes.
+const salesObjects = hubspotCli.salesStarter.section.objects;
 
 const ref = (object: string, externalId: string) => ({ object, externalId });
 const company = (id = 'acme') => ({ source: 'call-1', eventId: `co-${id}`, op: 'upsert', object: 'company', externalId: id, fields: { name: `${id} Inc`, domain: `${id}.test` } });

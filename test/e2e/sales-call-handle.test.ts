@@ -6,8 +6,8 @@
  * delivered again sends nothing and calls no model; two workers delivering it at once write it once.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import type { HubSpotAdapterOptions } from '../../adapters/hubspot/index.js';
-import type { SalesforceAdapterOptions } from '../../adapters/salesforce/index.js';
+import { hubspotCli } from '../../adapters/hubspot/hubspot-cli.js';
+import { salesforceCli } from '../../adapters/salesforce/salesforce-cli.js';
 import type { CrmAdapter } from '../../src/adapter.js';
 import { createSync, openLedger, type LedgerBackend } from '../../src/index.js';
 import type { HandlerAction } from '../../src/engine/guarded.js';
@@ -45,20 +45,9 @@ interface Crm {
   requests: number;
 }
 
-const hubspotObjects: HubSpotAdapterOptions['objects'] = {
-  company: { kind: 'record', objectType: 'companies', idProperty: 'ai_external_id', fields: ['name', 'domain'] },
-  contact: { kind: 'record', objectType: 'contacts', idProperty: 'ai_external_id', fields: ['email'], links: { company: 279 } },
-  deal: { kind: 'record', objectType: 'deals', idProperty: 'ai_external_id', fields: ['dealname'], links: { contact: 3, company: 341 } },
-  note: { kind: 'activity', objectType: 'notes', keyProperty: 'crm_upsert_key', fields: ['hs_note_body', 'hs_timestamp'], parents: { contact: 202, company: 190, deal: 214 } },
-  task: { kind: 'activity', objectType: 'tasks', keyProperty: 'crm_upsert_key', fields: ['hs_task_subject', 'hs_timestamp'], parents: { contact: 204, company: 192, deal: 216 } },
-};
-
-const salesforceObjects: SalesforceAdapterOptions['objects'] = {
-  company: { kind: 'record', sobject: 'Account', externalIdField: 'AI_External_Id__c', fields: ['Name'] },
-  contact: { kind: 'record', sobject: 'Contact', externalIdField: 'AI_External_Id__c', fields: ['Email', 'LastName'], links: { company: 'AccountId' } },
-  deal: { kind: 'record', sobject: 'Opportunity', externalIdField: 'AI_External_Id__c', fields: ['Name', 'StageName', 'CloseDate'], links: { company: 'AccountId' } },
-  task: { kind: 'activity', sobject: 'Task', externalIdField: 'AI_Idempotency_Key__c', fields: ['Subject', 'Description', 'ActivityDate', 'Status'], parents: { contact: 'WhoId', company: 'WhatId', deal: 'WhatId' } },
-};
+// The configs `crm-upsert init --template sales` writes.
+const hubspotObjects = hubspotCli.salesStarter.section.objects;
+const salesforceObjects = salesforceCli.salesStarter.section.objects;
 
 const crms: Crm[] = [
   {
