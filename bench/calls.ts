@@ -8,8 +8,12 @@
  * Each approach runs fault-free (calls, wall time) and again with a small lost-response rate
  * (duplicates, actions lost). Then ours runs the same actions a second time: 0 calls.
  *
- *   npm run bench:calls              N = 10,000
+ * And the sales-call workload (bench/sales-call.ts): `events` calls, each a company, a contact,
+ * a deal, a note with three associations and a task, against the floor the batch limits imply.
+ *
+ *   npm run bench:calls              N = 10,000, 1,000 sales calls
  *   npm run bench:calls -- --n=1000 --lost=0.01 --concurrency=8
+ *   npm run bench:calls -- --only=sales --events=1000
  */
 import { Client } from '@hubspot/api-client';
 import { Connection } from 'jsforce';
@@ -19,6 +23,7 @@ import { createSync, type OutcomeStatus } from '../src/engine/index.js';
 import { openLedger } from '../src/ledger/index.js';
 import { unlimitedRateBudget } from '../src/rate-budget.js';
 import { fakeHubSpot, fakeSalesforce, type FakeCrmBase } from '../adapters/testing/index.js';
+import { runSalesCalls, salesCallFloor } from './sales-call.js';
 import { activityAction, contactAction, duplicates, hubspotObjects, isMain, main, numberArg, pool, round, salesforceObjects, seconds, tempDir, TOKEN, type Crm } from './lib.js';
 
 export interface CallsOptions {
@@ -32,6 +37,8 @@ export interface CallsOptions {
   /** Which approaches to run. Default all. */
   only?: string[];
   seed?: number;
+  /** Sales-call events (run with approach `sales`). Default 1,000. */
+  events?: number;
 }
 
 export interface RunFigures {
@@ -245,6 +252,10 @@ export async function runCallsBench(o: CallsOptions): Promise<Record<string, unk
       }
     }
   }
+  const events = o.events ?? 1_000;
+  const sales = !o.only || o.only.includes('sales')
+    ? { events, floor: { hubspot: salesCallFloor('hubspot', events), salesforce: salesCallFloor('salesforce', events) }, runs: [await runSalesCalls('hubspot', events), await runSalesCalls('salesforce', events)] }
+    : undefined;
   const slim = (f: RunFigures) => ({ crm: f.crm, approach: f.approach, calls: f.calls, callsPerRecord: f.callsPerRecord, wallSeconds: f.wallSeconds, duplicates: f.duplicates, lost: f.lost, lostResponses: f.lostResponses });
   return {
     bench: 'calls',
@@ -259,6 +270,7 @@ export async function runCallsBench(o: CallsOptions): Promise<Record<string, unk
     searchLagMs: o.searchLagMs,
     clean: clean.map((f) => ({ ...slim(f), ...(f.secondRunCalls !== undefined ? { secondRunCalls: f.secondRunCalls, byEndpoint: f.byEndpoint } : {}) })),
     withLostResponses: faulted.map(slim),
+    ...(sales ? { salesCall: sales } : {}),
   };
 }
 
@@ -269,6 +281,7 @@ if (isMain(import.meta.url)) {
     lost: numberArg('lost', 0.01),
     concurrency: numberArg('concurrency', 4),
     searchLagMs: numberArg('search-lag', 1_000),
+    events: numberArg('events', 1_000),
     ...(only ? { only } : {}),
   }));
 }

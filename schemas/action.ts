@@ -49,6 +49,13 @@ const fieldsSchema = z.preprocess((value, ctx) => {
   return value;
 }, z.record(wellFormed(z.string().min(1, 'field name must not be empty')).meta({ pattern: WELL_FORMED }), fieldValueSchema));
 
+/** A hard bound on `links` before the configured limit (default 10) is checked against the objects. */
+export const MAX_LINKS_PARSED = 100;
+
+/** A record the action's record or activity is associated with: a configured record object and its external id. */
+export const linkSchema = z.strictObject({ object: identifier(100), externalId: identifier(255) });
+export type Link = z.infer<typeof linkSchema>;
+
 export const actionSchema = z
   .strictObject({
     source: identifier(200).describe("System the event came from: 'zendesk', 'gong', 'webhook:stripe'."),
@@ -66,6 +73,11 @@ export const actionSchema = z
       .describe('create: the record the activity attaches to.'),
     intent: identifier(100).optional().describe('Optional label separating two different actions on one record.'),
     fields: fieldsSchema.describe('CRM property names (allowlisted per object) and their values.'),
+    links: z
+      .array(linkSchema)
+      .max(MAX_LINKS_PARSED, `must hold at most ${MAX_LINKS_PARSED} links`)
+      .optional()
+      .describe('Other records this record or activity is associated with, by their external ids (objects allowed per object in the config).'),
   })
   .superRefine((a, ctx) => {
     if (a.op === 'upsert') {

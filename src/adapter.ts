@@ -29,20 +29,35 @@ export interface AdapterCapabilities {
   nativeActivityUpsert: boolean;
 }
 
-/** One record upsert in a batch. `key` is the action's idempotency key. */
+/** A record another record or an activity is associated with: a configured record object and its external id. */
+export interface LinkRef {
+  object: string;
+  externalId: string;
+}
+
+/**
+ * One record upsert in a batch. `key` is the action's idempotency key. `links`: the records it
+ * is associated with (distinct, none to itself; absent when none), each of an object its config
+ * allows. Linking only adds: an adapter never removes an association.
+ */
 export interface RecordWrite {
   key: string;
   object: string;
   externalId: string;
   fields: Fields;
+  links?: LinkRef[];
 }
 
-/** One activity create in a batch; `key` goes into the object's key property. */
+/**
+ * One activity create in a batch; `key` goes into the object's key property. `links`: the
+ * records it is associated with besides `parent` (distinct, never the parent; absent when none).
+ */
 export interface ActivityWrite {
   key: string;
   object: string;
-  parent: { object: string; externalId: string };
+  parent: LinkRef;
   fields: Fields;
+  links?: LinkRef[];
 }
 
 /**

@@ -6,7 +6,7 @@
  *   v1:e:<hash>   the source's event id (+ op, object, record, intent: one event's fan-out differs)
  *   v1:f:<hash>   a create with no event id: source + object + record + op + intent + period bucket of occurredAt
  *   v1:u:<hash>   an upsert with no event id: its identity, its exact event time and the hash of its
- *                 fields. The external id is the record's natural key; what a keyless key stops is
+ *                 fields and links. The external id is the record's natural key; what a keyless key stops is
  *                 the same values at the same time delivered again, never a later or corrected value.
  *   <parent>/<name-hash>   childKey: a step (model call, notification) under a parent key
  *
@@ -28,6 +28,8 @@ export interface KeyOptions {
 export type KeyedAction = Pick<Action, 'source' | 'eventId' | 'occurredAt' | 'op' | 'object' | 'externalId' | 'target' | 'intent'> & {
   /** Part of a keyless upsert's key only (absent: no fields). */
   fields?: Action['fields'];
+  /** Part of a keyless upsert's key only, like its fields. */
+  links?: Action['links'];
 };
 
 export const DEFAULT_BUCKET_MS = 10 * 60_000;
@@ -43,6 +45,18 @@ function hash(parts: readonly unknown[]): string {
  */
 export function fieldsHash(fields: Readonly<Record<string, unknown>>): string {
   return digest('sha256', JSON.stringify(Object.keys(fields).sort().map((k) => [k, fields[k]])), 'base64url').slice(0, 32);
+}
+
+/**
+ * Hash of what a write puts on its record: its fields and, when it has any, its links (as a set:
+ * their order does not matter). Without links it is `fieldsHash(fields)`, so marks written
+ * before links existed still match.
+ */
+export function contentHash(fields: Readonly<Record<string, unknown>>, links?: readonly { object: string; externalId: string }[]): string {
+  const base = fieldsHash(fields);
+  if (!links || links.length === 0) return base;
+  const refs = [...new Set(links.map((l) => JSON.stringify([l.object, l.externalId])))].sort();
+  return digest('sha256', JSON.stringify([base, refs]), 'base64url').slice(0, 32);
 }
 
 /** The event time of a keyless action, epoch ms: its `occurredAt`, else the clock. */
@@ -73,7 +87,7 @@ export function periodBucket(action: KeyedAction, options: KeyOptions = {}): num
 
 export function deriveKey(action: KeyedAction, options: KeyOptions = {}): string {
   if (action.eventId !== undefined) return `${KEY_VERSION}:e:${hash([action.eventId, ...identityOf(action)])}`;
-  if (action.op === 'upsert') return `${KEY_VERSION}:u:${hash([eventTime(action, options), fieldsHash(action.fields ?? {}), ...identityOf(action)])}`;
+  if (action.op === 'upsert') return `${KEY_VERSION}:u:${hash([eventTime(action, options), contentHash(action.fields ?? {}, action.links), ...identityOf(action)])}`;
   return `${KEY_VERSION}:f:${hash([periodBucket(action, options), ...identityOf(action)])}`;
 }
 

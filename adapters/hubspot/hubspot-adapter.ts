@@ -6,16 +6,17 @@
  * per-record result read and mapped back by objectWriteTraceId.
  */
 import type { Client as SdkClient } from '@hubspot/api-client';
-import { parentMemoKey, type ActivityWrite, type BatchContext, type CrmAdapter, type RecordWrite, type WriteResult } from '../../src/adapter.js';
-import { CrmError, CrmErrorKind, registerSecret } from '../../src/errors.js';
+import { parentMemoKey, type ActivityWrite, type BatchContext, type CrmAdapter, type LinkRef, type RecordWrite, type WriteResult } from '../../src/adapter.js';
+import { ConfigError, CrmError, CrmErrorKind, registerSecret } from '../../src/errors.js';
 import { extend } from '../../src/extend.js';
 import { engineObjects, objectSpec, requestGate, resolveParents, writeInOrder, type Prepared } from '../kit/adapter-kit.js';
 import { HUBSPOT_SDK, loadVendorSdk } from '../kit/vendor-sdk.js';
 import type { HubSpotObjectConfig } from './hubspot-config.js';
-import { classifyHubSpotError, classifyHubSpotItemError, readableResponses } from './hubspot-errors.js';
+import { classifyHubSpotError, classifyHubSpotItemError, readableResponses, type HubSpotErrorBody } from './hubspot-errors.js';
 import type { BatchResult, HubSpotClientLike, ResultObject, Traced } from './hubspot-client.js';
 import { resolveHubSpotOptions, type HubSpotAdapterOptions } from './hubspot-options.js';
-import { createInput, upsertInput, type CreateInput } from './hubspot-requests.js';
+import { LINK_NOT_FOUND, writeLinks, type LinkIo, type LinkProgress } from './hubspot-links.js';
+import { createInput, upsertInput, type AssociationRef, type CreateInput } from './hubspot-requests.js';
 
 // An optional peer: without it, importing this module throws the one message naming what to install.
 const { Client } = loadVendorSdk<{ Client: typeof SdkClient }>(HUBSPOT_SDK);
@@ -61,11 +62,30 @@ function mapBatch(res: BatchResult, identities: string[], identityProperty: stri
   return out.map((r) => r ?? { ok: false, error: noResult(unmatched.map((e) => e.message)) });
 }
 
+/**
+ * A batch read that leaves an input out with no error naming it proves nothing about that input:
+ * reading it as absent would create a note again, or fail a write as parent-missing. Throws a
+ * retryable error then. Errors that name no ids are taken to cover the inputs left out.
+ */
+function assertAnswered(asked: readonly string[], answered: ReadonlySet<string>, errors: readonly HubSpotErrorBody[] | undefined): void {
+  const vague = (errors ?? []).some((e) => (e.context?.ids ?? e.context?.fromObjectId ?? []).length === 0);
+  if (vague) return;
+  const named = new Set((errors ?? []).flatMap((e) => [...(e.context?.ids ?? []), ...(e.context?.fromObjectId ?? [])].map(String)));
+  const left = asked.filter((id) => !answered.has(id) && !named.has(id));
+  if (left.length === 0) return;
+  throw new CrmError(`HubSpot's batch read answered ${left.length} of ${asked.length} inputs with neither a result nor an error (${left.slice(0, 3).join(', ')}${left.length > 3 ? ', …' : ''}); read again`, {
+    vendor: VENDOR, kind: CrmErrorKind.transient, vendorCode: 'NO_RESULT',
+  });
+}
+
 export function hubspotAdapter(options: HubSpotAdapterOptions): CrmAdapter {
   const o = resolveHubSpotOptions(options);
   registerSecret(o.accessToken);
   const client: HubSpotClientLike =
     o.client ?? (new Client({ accessToken: o.accessToken, basePath: o.basePath }) as unknown as HubSpotClientLike);
+  if (Object.values(o.objects).some((c) => c.kind === 'record' && Object.keys(c.links ?? {}).length > 0) && typeof client.apiRequest !== 'function') {
+    throw new ConfigError('hubspotAdapter: the injected client has no apiRequest, which record links need (pass a @hubspot/api-client Client)');
+  }
   // The SDK binds retry settings from a process-wide singleton when an API object is first
   // touched: touch ours now, right after construction, so a later Client cannot change them.
   const batchApi = client.crm.objects.batchApi;
@@ -115,6 +135,7 @@ export function hubspotAdapter(options: HubSpotAdapterOptions): CrmAdapter {
         const ext = r.properties?.[parent.idProperty];
         if (ext) found.set(ext, String(r.id));
       }
+      assertAnswered(ids.slice(i, i + READ_CHUNK), new Set(found.keys()), res.errors);
     }
     return found;
   };
@@ -124,6 +145,30 @@ export function hubspotAdapter(options: HubSpotAdapterOptions): CrmAdapter {
       vendor: VENDOR, kind: CrmErrorKind.permanent, vendorCode: 'PARENT_NOT_FOUND',
     });
 
+  const linkMissing = (link: LinkRef, to: RecordConfig, object: string) =>
+    new CrmError(`link ${link.object} ${JSON.stringify(link.externalId)} does not exist (no ${to.objectType} with ${to.idProperty}=${link.externalId}); the ${object} was not created: write the ${link.object}, then retry`, {
+      vendor: VENDOR, kind: CrmErrorKind.permanent, vendorCode: LINK_NOT_FOUND,
+    });
+
+  /** The CRM ids of these record references (targets or links), through the batch memo: one read per object not yet known. */
+  const resolveRefs = (refs: readonly LinkRef[], context?: BatchContext) => resolveParents(refs.map((parent) => ({ parent })), context, lookupParents);
+
+  /** What each batch confirmed (upserts, associations), for its retries: they send only the rest. */
+  const linkProgress = new WeakMap<BatchContext, LinkProgress>();
+  const progressOf = (context?: BatchContext): LinkProgress => {
+    const fresh: LinkProgress = { upserted: new Map(), edges: new Set() };
+    if (!context) return fresh;
+    const known = linkProgress.get(context) ?? fresh;
+    linkProgress.set(context, known);
+    return known;
+  };
+  const linkIo: LinkIo = {
+    client,
+    write: (call, context) => write(call, [], context),
+    resolve: resolveRefs,
+    record: (object) => config(object, 'record'),
+  };
+
   return {
     name: VENDOR,
     capabilities: { maxBatch: 100, nativeActivityUpsert: false },
@@ -131,25 +176,39 @@ export function hubspotAdapter(options: HubSpotAdapterOptions): CrmAdapter {
 
     async upsertRecords(object: string, writes: RecordWrite[], context?: BatchContext): Promise<WriteResult[]> {
       const c = config(object, 'record');
-      return writeInOrder(writes, (w) => ({ send: upsertInput(c, w) }), async (inputs) => {
-        const sent = inputs.map((input) => [input.idProperty, ...Object.keys(input.properties)]);
-        const res = await write(() => batchApi.upsert(c.objectType, { inputs: traced(inputs) }, readableResponses), sent, context);
+      const progress = progressOf(context);
+      // An upsert this batch confirmed is not sent again on its retry (only its unconfirmed associations are).
+      const fresh = writes.filter((w) => !progress.upserted.has(w.externalId));
+      const sent = await writeInOrder(fresh, (w) => ({ send: upsertInput(c, w) }), async (inputs) => {
+        const properties = inputs.map((input) => [input.idProperty, ...Object.keys(input.properties)]);
+        const res = await write(() => batchApi.upsert(c.objectType, { inputs: traced(inputs) }, readableResponses), properties, context);
         return mapBatch(res, inputs.map((input) => input.id), c.idProperty, (r) => r._new === true);
       });
+      fresh.forEach((w, i) => {
+        const r = sent[i]!;
+        if (r.ok) progress.upserted.set(w.externalId, r);
+      });
+      const results = writes.map((w) => progress.upserted.get(w.externalId) ?? sent[fresh.indexOf(w)]!);
+      return writeLinks(linkIo, object, c, writes, results, progress, context);
     },
 
     async createActivities(object: string, writes: ActivityWrite[], context?: BatchContext): Promise<WriteResult[]> {
       const c = config(object, 'activity');
       if (writes.length === 0) return [];
-      const parents = await resolveParents(writes.filter((w) => c.parents[w.parent.object] !== undefined), context, lookupParents);
+      const refs = writes.flatMap((w) => [w.parent, ...(w.links ?? [])]).filter((ref) => c.parents[ref.object] !== undefined);
+      const ids = await resolveRefs(refs, context);
       const prepare = (w: ActivityWrite): Prepared<{ key: string; input: CreateInput }> => {
-        const associationTypeId = c.parents[w.parent.object];
-        if (associationTypeId === undefined) {
-          return { fail: new CrmError(`${w.parent.object} is not a configured parent of ${object}`, { vendor: VENDOR, kind: CrmErrorKind.permanent }) };
+        const associations: AssociationRef[] = [];
+        for (const ref of [w.parent, ...(w.links ?? [])]) {
+          const typeId = c.parents[ref.object];
+          if (typeId === undefined) {
+            return { fail: new CrmError(`${ref.object} is not a configured parent of ${object}`, { vendor: VENDOR, kind: CrmErrorKind.permanent }) };
+          }
+          const id = ids.get(parentMemoKey(ref.object, ref.externalId));
+          if (!id) return { fail: ref === w.parent ? parentMissing(w, config(ref.object, 'record')) : linkMissing(ref, config(ref.object, 'record'), object) };
+          associations.push({ id, typeId });
         }
-        const parentId = parents.get(parentMemoKey(w.parent.object, w.parent.externalId));
-        if (!parentId) return { fail: parentMissing(w, config(w.parent.object, 'record')) };
-        return { send: { key: w.key, input: createInput(c, w, parentId, associationTypeId) } };
+        return { send: { key: w.key, input: createInput(c, w, associations) } };
       };
       return writeInOrder(writes, prepare, async (items) => {
         const inputs = items.map((item) => item.input);
@@ -200,6 +259,7 @@ export function hubspotAdapter(options: HubSpotAdapterOptions): CrmAdapter {
                 more.add(from);
               }
             }
+            assertAnswered(chunk.map((input) => input.id), new Set(pages.keys()), page.errors);
             for (const { id } of chunk) if (!more.has(id)) progress.associated.set(`${parentType}\u0000${id}`, pages.get(id) ?? []);
           }
           inputs = next;
@@ -224,6 +284,7 @@ export function hubspotAdapter(options: HubSpotAdapterOptions): CrmAdapter {
           progress.keys.set(String(r.id), key);
           match(String(r.id), key);
         }
+        assertAnswered(chunk, new Set((res.results ?? []).map((r) => String(r.id))), res.errors);
         for (const id of chunk) if (!progress.keys.has(id)) progress.keys.set(id, undefined);
       }
       return found;

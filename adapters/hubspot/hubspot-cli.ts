@@ -49,6 +49,38 @@ const STARTER_ACTIONS = [
   ANA,
 ];
 
+/**
+ * `crm-upsert init --template sales`: companies, contacts and deals keyed by ai_external_id and
+ * linked (contact -> company 279, deal -> contact 3 and company 341), notes and tasks on any of
+ * them (note 202 / 190 / 214, task 204 / 192 / 216).
+ */
+const SALES_SECTION: HubSpotConfig = {
+  objects: {
+    company: { kind: 'record', objectType: 'companies', idProperty: 'ai_external_id', fields: ['name', 'domain', 'industry'] },
+    contact: { kind: 'record', objectType: 'contacts', idProperty: 'ai_external_id', fields: ['email', 'firstname', 'lastname', 'jobtitle', 'lifecyclestage'], links: { company: 279 } },
+    deal: { kind: 'record', objectType: 'deals', idProperty: 'ai_external_id', fields: ['dealname', 'amount', 'dealstage', 'pipeline', 'closedate'], links: { contact: 3, company: 341 } },
+    note: { kind: 'activity', objectType: 'notes', keyProperty: 'crm_upsert_key', fields: ['hs_note_body', 'hs_timestamp'], parents: { contact: 202, company: 190, deal: 214 } },
+    task: { kind: 'activity', objectType: 'tasks', keyProperty: 'crm_upsert_key', fields: ['hs_task_subject', 'hs_task_body', 'hs_task_status', 'hs_task_priority', 'hs_timestamp'], parents: { contact: 204, company: 192, deal: 216 } },
+  },
+};
+
+/** One sales call (Gong) as the graph a model makes of it, then its note delivered again. */
+const CALL = { source: 'gong', eventId: 'gong:call.completed:a7c2', occurredAt: '2026-12-01T16:05:00Z' };
+const CALL_NOTE = {
+  ...CALL, op: 'create', object: 'note', target: { object: 'contact', externalId: 'gong-7731' },
+  fields: { hs_note_body: 'AI summary: Fabrikam wants 40 seats from January; budget approved, security review pending.', hs_timestamp: '2026-12-01T16:05:00Z' },
+  links: [{ object: 'company', externalId: 'fabrikam.example' }, { object: 'deal', externalId: 'gong-deal-a7c2' }],
+};
+const SALES_ACTIONS = [
+  { ...CALL, op: 'upsert', object: 'company', externalId: 'fabrikam.example', fields: { name: 'Fabrikam', domain: 'fabrikam.example', industry: 'COMPUTER_SOFTWARE' } },
+  { ...CALL, op: 'upsert', object: 'contact', externalId: 'gong-7731', fields: { email: 'chloe.martin@fabrikam.example', firstname: 'Chloé', lastname: 'Martin', jobtitle: 'Head of Operations' }, links: [{ object: 'company', externalId: 'fabrikam.example' }] },
+  { ...CALL, op: 'upsert', object: 'deal', externalId: 'gong-deal-a7c2', fields: { dealname: 'Fabrikam: 40 seats', amount: 48000, dealstage: 'appointmentscheduled', pipeline: 'default', closedate: '2027-01-15' }, links: [{ object: 'contact', externalId: 'gong-7731' }, { object: 'company', externalId: 'fabrikam.example' }] },
+  CALL_NOTE,
+  { ...CALL, op: 'create', object: 'task', target: { object: 'deal', externalId: 'gong-deal-a7c2' }, fields: { hs_task_subject: 'Send Fabrikam the security questionnaire', hs_task_status: 'NOT_STARTED', hs_task_priority: 'HIGH', hs_timestamp: '2026-12-03T09:00:00Z' } },
+  // The call's webhook, delivered again, the model's summary worded differently: a replay.
+  { ...CALL_NOTE, fields: { ...CALL_NOTE.fields, hs_note_body: 'AI summary: 40 seats for Fabrikam in January; security review still open.' } },
+];
+
 export const hubspotCli: VendorCli<HubSpotConfig> = {
   name: 'hubspot',
   label: 'HubSpot',
@@ -70,9 +102,12 @@ export const hubspotCli: VendorCli<HubSpotConfig> = {
     const spec = hs.objects[action.object]!;
     if (spec.kind === 'record') return { request: upsertRequestLine(spec), body: upsertInput(spec, { externalId: action.externalId!, fields: action.fields }) };
     const target = action.target!;
-    const parent = hs.objects[target.object];
-    const parentId = parent?.kind === 'record' ? `<id of ${parent.objectType} where ${parent.idProperty}=${target.externalId}>` : '<parent id>';
-    return { request: createRequestLine(spec), body: createInput(spec, { key, fields: action.fields }, parentId, spec.parents[target.object]!) };
+    const idOf = (ref: { object: string; externalId: string }) => {
+      const parent = hs.objects[ref.object];
+      return parent?.kind === 'record' ? `<id of ${parent.objectType} where ${parent.idProperty}=${ref.externalId}>` : '<parent id>';
+    };
+    const associations = [target, ...(action.links ?? [])].map((ref) => ({ id: idOf(ref), typeId: spec.parents[ref.object]! }));
+    return { request: createRequestLine(spec), body: createInput(spec, { key, fields: action.fields }, associations) };
   },
 
   checkSetup: (hs, env, { create }) => checkHubSpotSetup(hs, env, create),
@@ -103,6 +138,12 @@ export const hubspotCli: VendorCli<HubSpotConfig> = {
     section: STARTER_SECTION,
     actions: STARTER_ACTIONS,
     realCrm: `leave "basePath" out of the hubspot section (it defaults to https://api.hubapi.com) and export ${HUBSPOT_TOKEN_ENV}=<private-app token>`,
+  },
+
+  salesStarter: {
+    section: SALES_SECTION,
+    actions: SALES_ACTIONS,
+    realCrm: `leave "basePath" out of the hubspot section (it defaults to https://api.hubapi.com), export ${HUBSPOT_TOKEN_ENV}=<private-app token> (scopes: contacts, companies and deals read and write), and create ai_external_id on companies and deals too (crm-upsert check-setup --create)`,
   },
 
   fakeServer: {

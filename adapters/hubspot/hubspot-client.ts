@@ -7,6 +7,11 @@ export type CallOptions = typeof readableResponses;
 
 /** The few @hubspot/api-client calls this adapter makes (a real `Client` satisfies it). */
 export interface HubSpotClientLike {
+  /**
+   * A raw request (`Client.apiRequest`): used for the v4 association batch create, whose SDK method
+   * throws on the 200 HubSpot answers. Resolves with any status; only a network failure rejects.
+   */
+  apiRequest(options: { method: string; path: string; body?: unknown }): Promise<RawResponse>;
   crm: {
     objects: {
       batchApi: {
@@ -32,4 +37,11 @@ export interface BatchResult { results?: ResultObject[]; errors?: HubSpotErrorBo
 export interface AssociationPage {
   results?: { _from?: { id: string }; to?: { toObjectId: string | number }[]; paging?: { next?: { after?: string } } }[];
   errors?: HubSpotErrorBody[];
+}
+
+/** The part of a fetch Response that `apiRequest` answers with and the adapter reads. */
+export interface RawResponse {
+  status: number;
+  headers: { forEach(callback: (value: string, name: string) => void): void };
+  text(): Promise<string>;
 }

@@ -15,6 +15,12 @@ export const hubspotRecordSchema = z.strictObject({
   /** The unique-value property the upsert matches on. */
   idProperty: nameSchema,
   fields: fieldListSchema,
+  /**
+   * Logical record object -> association type id (HUBSPOT_DEFINED) of the records this one may
+   * link to (contact `{ company: 279 }`, deal `{ contact: 3, company: 341 }`): written with
+   * `POST /crm/v4/associations/{from}/{to}/batch/create` after the upsert.
+   */
+  links: z.record(nameSchema, z.number().int().positive()).optional(),
 });
 
 export const hubspotActivitySchema = z.strictObject({
@@ -24,7 +30,10 @@ export const hubspotActivitySchema = z.strictObject({
   /** A (non-unique) text property holding the action key. */
   keyProperty: nameSchema,
   fields: fieldListSchema,
-  /** Logical parent object -> HUBSPOT_DEFINED association type id (note->contact 202, task->contact 204). */
+  /**
+   * Logical parent object -> HUBSPOT_DEFINED association type id (note->contact 202, task->contact
+   * 204): where a create's `target` and its `links` may point, all sent inline with the create.
+   */
   parents: z.record(nameSchema, z.number().int().positive()),
 });
 

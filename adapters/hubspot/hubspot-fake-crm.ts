@@ -1,16 +1,17 @@
 /**
- * The CRM half of fakeHubSpot: objects, properties, records and associations, and the REST
- * surface over them (v3 objects, v4 associations, v3 properties). Auth, rate limits and faults
- * live in hubspot-fake.ts; calling `route` commits.
+ * The CRM half of fakeHubSpot: objects, properties and records, and the REST surface over them
+ * (v3 objects, v3 properties; the v4 association endpoints are routed to
+ * hubspot-fake-crm-associations.ts). Auth, rate limits and faults live in hubspot-fake-state.ts;
+ * calling `route` commits.
  */
-import { randomUUID } from 'node:crypto';
 import type { FakeRequest, FakeResponse } from '../testing/fake-http.js';
 import { RecordStore } from '../fake-store.js';
 import type { FakeHubSpotOptions } from './hubspot-fake-options.js';
-import {
-  associationType, associationTypeFrom, associationTypesBetween, checkAssociationSpec, duplicateAssociationMessage, invalidObjectContext, OBJECT_TYPE_IDS,
-  primaryOwner, unlabeledCompanion, type AssociationType,
-} from './hubspot-fake-associations.js';
+import { associationType, associationTypesBetween, type AssociationType } from './hubspot-fake-associations.js';
+import { FakeHubSpotAssociations, type FakeHubSpotAssociation } from './hubspot-fake-crm-associations.js';
+import { asArray, asBody, BATCH_LIMIT, batchEnvelope, errorBody, objectTypeAliases, singular, type Body, type StoredRecord } from './hubspot-fake-records.js';
+
+export { errorBody, type FakeHubSpotAssociation };
 
 
 export interface FakeHubSpotRecord {
@@ -20,17 +21,6 @@ export interface FakeHubSpotRecord {
   updatedAt: string;
   /** Associated record ids by object type, one entry per association type id (a primary company also has its unlabeled 279/341). */
   associations: Record<string, { id: string; typeId: number }[]>;
-}
-
-/** One association of a record, as `fake.associations(objectType, id)` lists it. */
-export interface FakeHubSpotAssociation {
-  /** The associated record's object type (`companies`, ...). */
-  toObjectType: string;
-  toId: string;
-  /** HUBSPOT_DEFINED association type id, from this record's side (note->contact 202). */
-  typeId: number;
-  /** `null` for the unlabeled type, `Primary` for a primary company. */
-  label: string | null;
 }
 
 export interface FakePropertyDefinition {
@@ -51,15 +41,6 @@ interface PropertyDef {
   calculated: boolean;
 }
 
-interface StoredRecord {
-  id: string;
-  properties: Map<string, string>;
-  createdAt: number;
-  updatedAt: number;
-  /** To-object type -> to-record id -> association type ids (from this record's side). */
-  associations: Map<string, Map<string, Set<number>>>;
-}
-
 interface ObjectStore {
   properties: Map<string, PropertyDef>;
   /** Indexed by every unique property, the activities' key property, and any property looked up by value. */
@@ -67,12 +48,6 @@ interface ObjectStore {
   required: string[];
 }
 
-const BATCH_LIMIT = 100;
-const objectTypeAliases: Record<string, string> = {
-  '0-1': 'contacts', contact: 'contacts', '0-2': 'companies', company: 'companies', '0-3': 'deals', deal: 'deals',
-  '0-46': 'notes', note: 'notes', '0-27': 'tasks', task: 'tasks',
-};
-const singular: Record<string, string> = { contacts: 'contact', companies: 'company', deals: 'deal', notes: 'note', tasks: 'task' };
 const defaultProperties: Record<string, string[]> = {
   contacts: ['email', 'firstname', 'lastname', 'lifecyclestage', 'phone', 'company', 'jobtitle', 'website', 'hubspot_owner_id'],
   companies: ['name', 'domain', 'industry', 'phone', 'city', 'hubspot_owner_id'],
@@ -84,14 +59,6 @@ const defaultProperties: Record<string, string[]> = {
 const KEY_PROPERTY = 'crm_upsert_key';
 const readOnly = ['hs_object_id', 'createdate', 'lastmodifieddate', 'hs_createdate', 'hs_lastmodifieddate'];
 
-type Body = Record<string, unknown>;
-const asBody = (v: unknown): Body => (v && typeof v === 'object' && !Array.isArray(v) ? (v as Body) : {});
-const asArray = (v: unknown): unknown[] => (Array.isArray(v) ? v : []);
-
-export function errorBody(status: number, category: string, message: string, extra: Body = {}): FakeResponse {
-  return { status, body: { status: 'error', message, correlationId: randomUUID(), category, ...extra } };
-}
-
 function propertyError(name: string, error: string, message: string): string {
   return `Property values were not valid: ${JSON.stringify([{ isValid: false, message, error, name, localizedErrorMessage: message }])}`;
 }
@@ -100,9 +67,18 @@ export class FakeHubSpotCrm {
   private readonly stores = new Map<string, ObjectStore>();
   private nextId = 1000;
   private readonly now: () => number;
+  /** The associations between the records, and the v4 endpoints over them. */
+  private readonly links: FakeHubSpotAssociations;
 
   constructor(private readonly options: FakeHubSpotOptions) {
     this.now = options.now ?? Date.now;
+    this.links = new FakeHubSpotAssociations({
+      has: (objectType) => this.stores.has(objectType),
+      get: (objectType, id) => this.stores.get(objectType)?.records.get(id),
+      unknownType: (objectType) => this.unknownType(objectType),
+      envelope: (results, errors, okStatus) => this.batchEnvelope(results, errors, okStatus),
+      pageSize: options.associationPageSize ?? 500,
+    });
     for (const [type, props] of Object.entries(defaultProperties)) {
       const store = this.store(type, true)!;
       for (const p of props) store.properties.set(p, { unique: false, type: 'string', custom: false, readOnly: false, calculated: false });
@@ -170,7 +146,7 @@ export class FakeHubSpotCrm {
     const type = objectTypeAliases[objectType] ?? objectType;
     const record = this.store(type)?.records.get(id);
     if (!record) return false;
-    for (const [toType, ids] of record.associations) for (const toId of ids.keys()) this.store(toType)?.records.get(toId)?.associations.get(type)?.delete(id);
+    this.links.forget(type, record);
     this.store(type)!.records.delete(id);
     return true;
   }
@@ -194,11 +170,7 @@ export class FakeHubSpotCrm {
 
   /** Every association of one record, from its side; [] for a record that does not exist. */
   associations(objectType: string, id: string): FakeHubSpotAssociation[] {
-    const from = objectTypeAliases[objectType] ?? objectType;
-    const record = this.store(from)?.records.get(id);
-    if (!record) return [];
-    return [...record.associations].flatMap(([toObjectType, m]) => [...m].flatMap(([toId, types]) =>
-      [...types].map((typeId) => ({ toObjectType, toId, typeId, label: associationType(from, toObjectType, typeId)?.label ?? null }))));
+    return this.links.list(objectType, id);
   }
 
   /** Serve one authorised, unthrottled request. */
@@ -221,10 +193,10 @@ export class FakeHubSpotCrm {
       if (req.method === 'POST' && p.length === 4) return this.singleCreate(type, body);
       if (req.method === 'GET' && p.length === 5) return this.getById(type, p[4]!, req.query);
     }
-    if (p[1] === 'v4' && p[2] === 'associations' && p.length === 6 && p[5] === 'labels' && req.method === 'GET') return this.associationLabels(p[3]!, p[4]!);
+    if (p[1] === 'v4' && p[2] === 'associations' && p.length === 6 && p[5] === 'labels' && req.method === 'GET') return this.links.labels(p[3]!, p[4]!);
     if (p[1] === 'v4' && p[2] === 'associations' && p.length === 7 && p[5] === 'batch' && req.method === 'POST') {
-      if (p[6] === 'read') return this.associationsRead(p[3]!, p[4]!, body);
-      if (p[6] === 'create') return this.associationsCreate(p[3]!, p[4]!, body);
+      if (p[6] === 'read') return this.links.read(p[3]!, p[4]!, body);
+      if (p[6] === 'create') return this.links.create(p[3]!, p[4]!, body);
     }
     if (p[1] === 'v3' && p[2] === 'properties' && p[3]) {
       if (req.method === 'GET' && p.length === 4) return this.listProperties(p[3]);
@@ -296,10 +268,7 @@ export class FakeHubSpotCrm {
   }
 
   private batchEnvelope(results: Body[], errors: Body[], okStatus: number): FakeResponse {
-    const at = new Date(this.now()).toISOString();
-    const body: Body = { status: 'COMPLETE', results, requestedAt: at, startedAt: at, completedAt: at, links: {} };
-    if (errors.length === 0) return { status: okStatus, body };
-    return { status: 207, body: { ...body, numErrors: errors.length, errors } };
+    return batchEnvelope(new Date(this.now()).toISOString(), results, errors, okStatus);
   }
 
   private batchUpsert(type: string, inputs: unknown[]): FakeResponse {
@@ -360,56 +329,6 @@ export class FakeHubSpotCrm {
     return this.batchEnvelope(results, errors, 200);
   }
 
-  private link(a: StoredRecord, toType: string, b: StoredRecord, typeId: number): void {
-    const m = a.associations.get(toType) ?? new Map<string, Set<number>>();
-    const types = m.get(b.id) ?? new Set<number>();
-    types.add(typeId);
-    m.set(b.id, types);
-    a.associations.set(toType, m);
-  }
-
-  /**
-   * Associate two existing records with a type valid for the pair, from both sides. A labeled type
-   * brings its unlabeled companion (HubSpot always lists the unlabeled type), and a primary label
-   * moves off the owner's previous primary record. Re-creating an existing association changes nothing.
-   */
-  private associate(from: StoredRecord, t: AssociationType, to: StoredRecord): void {
-    const owner = primaryOwner(t);
-    if (owner) {
-      const [side, otherType, ownType] = owner === 'from' ? [from, t.to, t.typeId] : [to, t.from, t.inverse];
-      const keep = owner === 'from' ? to.id : from.id;
-      for (const [otherId, types] of side.associations.get(otherType) ?? []) {
-        if (otherId === keep || !types.delete(ownType)) continue;
-        const sideType = owner === 'from' ? t.from : t.to;
-        this.store(otherType)?.records.get(otherId)?.associations.get(sideType)?.get(side.id)?.delete(owner === 'from' ? t.inverse : t.typeId);
-      }
-    }
-    for (const type of [unlabeledCompanion(t), t]) {
-      if (!type) continue;
-      this.link(from, t.to, to, type.typeId);
-      this.link(to, t.from, from, type.inverse);
-    }
-  }
-
-  /** An input's inline associations, checked against the pair each type id defines: the links to make, or the problem. */
-  private checkAssociations(fromType: string, associations: unknown[]): { type: AssociationType; to: StoredRecord }[] | { message: string; context?: Record<string, string[]> } {
-    const out: { type: AssociationType; to: StoredRecord }[] = [];
-    for (const a of associations.map(asBody)) {
-      const toId = String(asBody(a.to).id ?? '');
-      const specs = asArray(a.types).map(asBody);
-      if (specs.length === 0) return { message: 'Invalid input JSON: each association needs at least one type' };
-      for (const spec of specs) {
-        const problem = checkAssociationSpec(fromType, undefined, spec);
-        if (problem) return problem;
-        const type = associationTypeFrom(fromType, Number(spec.associationTypeId))!;
-        const to = this.store(type.to)?.records.get(toId);
-        if (!to) return { message: 'One or more associations are invalid', context: invalidObjectContext(type.to, toId) };
-        out.push({ type, to });
-      }
-    }
-    return out;
-  }
-
   private batchCreate(type: string, inputs: unknown[]): FakeResponse {
     const store = this.store(type);
     if (!store) return this.unknownType(type);
@@ -418,7 +337,7 @@ export class FakeHubSpotCrm {
     // Partial (207) results only when every input carries a unique trace id; otherwise one bad input fails the call.
     const traced = traces.every((t) => t !== undefined) && new Set(traces).size === traces.length;
     const fromType = objectTypeAliases[type] ?? type;
-    const links = parsed.map((input) => this.checkAssociations(fromType, asArray(input.associations)));
+    const links = parsed.map((input) => this.links.checkInline(fromType, asArray(input.associations)));
     const problems = parsed.map((input, n): { category: string; message: string; context?: Record<string, string[]> } | null => {
       const props = asBody(input.properties);
       const invalid = this.invalidProperties(store, props, true);
@@ -443,7 +362,7 @@ export class FakeHubSpotCrm {
       const record = this.newRecord(t);
       this.write(record, asBody(input.properties), t);
       store.records.put(record);
-      for (const a of links[n] as { type: AssociationType; to: StoredRecord }[]) this.associate(record, a.type, a.to);
+      for (const a of links[n] as { type: AssociationType; to: StoredRecord }[]) this.links.associate(record, a.type, a.to);
       results.push({ ...this.view(record), ...(traces[n] ? { objectWriteTraceId: traces[n] } : {}) });
     });
     return this.batchEnvelope(results, errors, 201);
@@ -559,101 +478,6 @@ export class FakeHubSpotCrm {
       }
     }
     return store.records.oldestFirst(found);
-  }
-
-  private associationsRead(fromType: string, toType: string, body: Body): FakeResponse {
-    const from = this.store(fromType);
-    const to = objectTypeAliases[toType] ?? toType;
-    if (!from || !this.store(to)) return this.unknownType(from ? toType : fromType);
-    const pageSize = this.options.associationPageSize ?? 500;
-    const canonicalFrom = objectTypeAliases[fromType] ?? fromType;
-    const results: Body[] = [];
-    const errors: Body[] = [];
-    for (const input of asArray(body.inputs).map(asBody)) {
-      const id = String(input.id ?? '');
-      const all = [...(from.records.get(id)?.associations.get(to) ?? new Map<string, Set<number>>())];
-      if (all.length === 0) {
-        errors.push({
-          status: 'error', category: 'OBJECT_NOT_FOUND', subCategory: 'crm.associations.NO_ASSOCIATIONS_FOUND',
-          message: `No ${to} is associated with ${singular[objectTypeAliases[fromType] ?? fromType] ?? fromType} ${id}.`, context: { fromObjectId: [id] }, errors: [], links: {},
-        });
-        continue;
-      }
-      const start = Number(input.after ?? 0) || 0;
-      const page = all.slice(start, start + pageSize);
-      const result: Body = {
-        from: { id },
-        to: page.map(([toId, types]) => ({
-          toObjectId: Number(toId),
-          associationTypes: [...types].map((typeId) => ({ category: 'HUBSPOT_DEFINED', typeId, label: associationType(canonicalFrom, to, typeId)?.label ?? null })),
-        })),
-      };
-      if (start + pageSize < all.length) result.paging = { next: { after: String(start + pageSize), link: null } };
-      results.push(result);
-    }
-    return this.batchEnvelope(results, errors, 200);
-  }
-
-  /**
-   * v4 batch create. Every type must be one HubSpot defines for the pair, and no association may
-   * appear twice, or the whole batch fails with 400; a record that does not exist fails its input
-   * (207). An association that already exists is answered as created and left as it is [I: HubSpot
-   * documents no error for it]. Success is 200: HubSpot has answered association batch creates
-   * with 200 since August 2025 where its docs and SDK codegen say 201 (HubSpot/hubspot-api-nodejs#656,
-   * hubspot-api-php#506, hubspot-api-python#448), so @hubspot/api-client 13's v4 `batchApi.create`,
-   * which maps only 201 and 207, throws `ApiException` "An error occurred." on it with the
-   * associations committed, against this fake as against HubSpot.
-   */
-  private associationsCreate(fromType: string, toType: string, body: Body): FakeResponse {
-    const fromStore = this.store(fromType);
-    const from = objectTypeAliases[fromType] ?? fromType;
-    const to = objectTypeAliases[toType] ?? toType;
-    const toStore = this.store(to);
-    if (!fromStore || !toStore) return this.unknownType(fromStore ? toType : fromType);
-    const inputs = asArray(body.inputs).map(asBody);
-    if (inputs.length > BATCH_LIMIT) return errorBody(400, 'VALIDATION_ERROR', `Batch input limit exceeded: ${inputs.length} inputs, the maximum is ${BATCH_LIMIT}.`);
-    const seen = new Set<string>();
-    const repeated: string[] = [];
-    for (const input of inputs) {
-      const specs = asArray(input.types).map(asBody);
-      if (specs.length === 0) return errorBody(400, 'VALIDATION_ERROR', 'Invalid input JSON: each association needs at least one type');
-      for (const spec of specs) {
-        const problem = checkAssociationSpec(from, to, spec);
-        if (problem) return errorBody(400, 'VALIDATION_ERROR', problem.message, problem.context ? { context: problem.context } : {});
-        const key = `${String(asBody(input.from).id ?? '')}->${String(asBody(input.to).id ?? '')}:${String(spec.associationCategory)}=${Number(spec.associationTypeId)}`;
-        if (seen.has(key)) repeated.push(key);
-        seen.add(key);
-      }
-    }
-    if (repeated.length > 0) return errorBody(400, 'VALIDATION_ERROR', duplicateAssociationMessage(repeated));
-    const results: Body[] = [];
-    const errors: Body[] = [];
-    for (const input of inputs) {
-      const fromId = String(asBody(input.from).id ?? '');
-      const toId = String(asBody(input.to).id ?? '');
-      const a = fromStore.records.get(fromId);
-      const b = toStore.records.get(toId);
-      if (!a || !b) {
-        const context = a ? invalidObjectContext(to, toId) : invalidObjectContext(from, fromId);
-        errors.push({ status: 'error', category: 'VALIDATION_ERROR', message: 'One or more associations are invalid', context, errors: [], links: {} });
-        continue;
-      }
-      const types = asArray(input.types).map((spec) => associationType(from, to, Number(asBody(spec).associationTypeId))!);
-      for (const t of types) this.associate(a, t, b);
-      results.push({
-        fromObjectTypeId: OBJECT_TYPE_IDS[from] ?? from, fromObjectId: Number(fromId),
-        toObjectTypeId: OBJECT_TYPE_IDS[to] ?? to, toObjectId: Number(toId), labels: types.flatMap((t) => (t.label ? [t.label] : [])),
-      });
-    }
-    return this.batchEnvelope(results, errors, 200);
-  }
-
-  /** `GET /crm/v4/associations/{from}/{to}/labels`: the pair's types, unlabeled first (`label: null`). */
-  private associationLabels(fromType: string, toType: string): FakeResponse {
-    const from = objectTypeAliases[fromType] ?? fromType;
-    const to = objectTypeAliases[toType] ?? toType;
-    if (!this.store(from) || !this.store(to)) return this.unknownType(this.store(from) ? toType : fromType);
-    return { status: 200, body: { results: associationTypesBetween(from, to).map((t) => ({ category: 'HUBSPOT_DEFINED', typeId: t.typeId, label: t.label })) } };
   }
 
   private propertyView(type: string, name: string, p: PropertyDef): Body {

@@ -12,8 +12,9 @@
  * 200/207, single create 201, and v4 association batch create 200/207 (which the SDK's
  * `batchApi.create` does not accept, against HubSpot as here).
  *
- * The state lives in hubspot-fake-state.ts (limits, auth) and hubspot-fake-crm.ts (the portal);
- * this file only puts it behind the fronts.
+ * The state lives in hubspot-fake-state.ts (limits, auth), hubspot-fake-crm.ts (the portal's
+ * records) and hubspot-fake-crm-associations.ts (their associations); this file only puts it
+ * behind the fronts.
  */
 import { FakeHttpCore, fakeCrmBase, type FakeCrmBase, interceptWithNock, listenLoopback, type FaultOptions, type FaultKind } from '../testing/fake-http.js';
 import { FakeHubSpotState, HubSpotFault, type FakeHubSpotOptions } from './hubspot-fake-state.js';

@@ -5,7 +5,9 @@
 import { z } from 'zod';
 import { hubspotObjectSchema, type HubSpotObjectConfig } from './hubspot-config.js';
 import { formatZodIssues } from '../../schemas/parse.js';
+import { linkLevels } from '../../src/engine/link-levels.js';
 import { ConfigError } from '../../src/errors.js';
+import { engineObjects } from '../kit/adapter-kit.js';
 import { localRateBudget, type RateBudget } from '../../src/rate-budget.js';
 import type { HubSpotClientLike } from './hubspot-client.js';
 
@@ -68,7 +70,12 @@ export function resolveHubSpotOptions(options: HubSpotAdapterOptions, env: NodeJ
   }
   const o = parsed.data;
   for (const [name, object] of Object.entries(o.objects)) {
-    if (object.kind !== 'activity') continue;
+    if (object.kind === 'record') {
+      for (const to of Object.keys(object.links ?? {})) {
+        if (o.objects[to]?.kind !== 'record') throw new ConfigError(`invalid hubspotAdapter options: objects.${name}.links.${to}: must name a configured record object`);
+      }
+      continue;
+    }
     for (const parent of Object.keys(object.parents)) {
       if (o.objects[parent]?.kind !== 'record') {
         throw new ConfigError(`invalid hubspotAdapter options: objects.${name}.parents.${parent}: must name a configured record object`);
@@ -78,6 +85,7 @@ export function resolveHubSpotOptions(options: HubSpotAdapterOptions, env: NodeJ
       throw new ConfigError(`invalid hubspotAdapter options: objects.${name}.fields: must not list the keyProperty ${object.keyProperty} (the adapter writes it)`);
     }
   }
+  linkLevels(engineObjects(o.objects), 'hubspotAdapter');
   const accessToken = o.accessToken ?? (env.HUBSPOT_ACCESS_TOKEN || undefined);
   if (!o.client && !accessToken) {
     throw new ConfigError('hubspotAdapter needs a private-app access token: set HUBSPOT_ACCESS_TOKEN (or pass accessToken, or an injected client)');

@@ -32,10 +32,27 @@ export function upsertInput(spec: RecordConfig, write: { externalId: string; fie
   return { idProperty: spec.idProperty, id: write.externalId, properties: hubspotProperties(write.fields) };
 }
 
-/** An activity create carrying the action key in `keyProperty`, associated with its parent. */
-export function createInput(spec: ActivityConfig, write: { key: string; fields: Fields }, parentId: string, associationTypeId: number): CreateInput {
+/** One association of a create: the associated record's HubSpot id and the HUBSPOT_DEFINED type id. */
+export interface AssociationRef { id: string; typeId: number }
+
+/** An activity create carrying the action key in `keyProperty`, associated with its target and its links (target first). */
+export function createInput(spec: ActivityConfig, write: { key: string; fields: Fields }, associations: readonly AssociationRef[]): CreateInput {
   return {
     properties: { ...hubspotProperties(write.fields), [spec.keyProperty]: write.key },
-    associations: [{ to: { id: parentId }, types: [{ associationCategory: 'HUBSPOT_DEFINED', associationTypeId }] }],
+    associations: associations.map((a) => ({ to: { id: a.id }, types: [{ associationCategory: 'HUBSPOT_DEFINED', associationTypeId: a.typeId }] })),
   };
+}
+
+/** One input of POST /crm/v4/associations/{fromType}/{toType}/batch/create. */
+export interface AssociationInput {
+  from: { id: string };
+  to: { id: string };
+  types: { associationCategory: 'HUBSPOT_DEFINED'; associationTypeId: number }[];
+}
+
+export const associationRequestLine = (fromType: string, toType: string) => `POST /crm/v4/associations/${fromType}/${toType}/batch/create`;
+
+/** A record-to-record association under one or more HUBSPOT_DEFINED type ids. */
+export function associationInput(fromId: string, toId: string, typeIds: readonly number[]): AssociationInput {
+  return { from: { id: fromId }, to: { id: toId }, types: typeIds.map((associationTypeId) => ({ associationCategory: 'HUBSPOT_DEFINED', associationTypeId })) };
 }

@@ -20,7 +20,8 @@ interface HubSpotProperty {
 /**
  * GET /crm/v3/properties/{objectType} once per object type: record ids must be unique
  * (`hasUniqueValue`), every id, key and allowlisted property must exist and be writable;
- * `create` POSTs missing id / key properties.
+ * `create` POSTs missing id / key properties. Then every configured association type id must be
+ * one HubSpot lists for its pair.
  */
 export async function checkHubSpotSetup(hs: HubSpotConfig, env: NodeJS.ProcessEnv, create: boolean): Promise<SetupReport> {
   const token = env[HUBSPOT_TOKEN_ENV];
@@ -73,7 +74,59 @@ export async function checkHubSpotSetup(hs: HubSpotConfig, env: NodeJS.ProcessEn
     findings.push(key);
     findings.push(...spec.fields.map((field) => hubspotField(object, spec.objectType, field, byName.get(field))));
   }
-  return { findings };
+  const associations = await associationFindings(hs, base, token);
+  findings.push(...associations.findings);
+  return { findings, ...(associations.verified.length > 0 ? { appendix: `Association types HubSpot lists for their pair (GET /crm/v4/associations/{from}/{to}/labels): ${associations.verified.join(', ')}` } : {}) };
+}
+
+interface AssociationLabel { category?: string; typeId?: number; label?: string | null }
+
+/**
+ * GET /crm/v4/associations/{from}/{to}/labels once per pair a config uses (a record's `links`, an
+ * activity's `parents`): each configured type id must be listed there as HUBSPOT_DEFINED, or every
+ * association written with it is refused. A type that is listed is not a finding of its own (the
+ * report's check count stays that of the properties); it is named in `verified`.
+ */
+async function associationFindings(hs: HubSpotConfig, base: string, token: string): Promise<{ findings: SetupFinding[]; verified: string[] }> {
+  const labels = new Map<string, Reply>();
+  const findings: SetupFinding[] = [];
+  const verified: string[] = [];
+  for (const [object, spec] of Object.entries(hs.objects)) {
+    const pairs = spec.kind === 'record' ? (spec.links ?? {}) : spec.parents;
+    const path = spec.kind === 'record' ? 'links' : 'parents';
+    for (const [other, typeId] of Object.entries(pairs)) {
+      const to = hs.objects[other];
+      if (!to) continue;
+      const pair = `${spec.objectType}/${to.objectType}`;
+      let reply = labels.get(pair);
+      if (!reply) {
+        reply = await setupRequest(`${base}/crm/v4/associations/${encodeURIComponent(spec.objectType)}/${encodeURIComponent(to.objectType)}/labels`, token);
+        refuseAuth(reply, HUBSPOT_TOKEN_ENV, `the read scopes of ${spec.objectType} and ${to.objectType} (crm.objects.<object>.read) to list their association types`);
+        labels.set(pair, reply);
+      }
+      const target = `${spec.objectType} -> ${to.objectType} type ${typeId}`;
+      if (reply.status !== 200) {
+        findings.push({
+          object, target, role: '(association)', status: 'problem',
+          detail: `listing the association types ${spec.objectType} -> ${to.objectType} failed with HTTP ${reply.status}: ${messageOf(reply.body)}`,
+          fix: `check objects.${object}.objectType and objects.${other}.objectType`,
+        });
+        continue;
+      }
+      const listed = ((reply.body as { results?: AssociationLabel[] }).results ?? []).filter((l) => l.category === 'HUBSPOT_DEFINED');
+      if (listed.some((l) => l.typeId === typeId)) {
+        verified.push(`${spec.objectType} -> ${to.objectType} ${typeId}`);
+        continue;
+      }
+      const found = listed.map((l) => `${l.typeId}${l.label ? ` (${l.label})` : ''}`).join(', ') || 'none';
+      findings.push({
+        object, target, role: '(association)', status: 'missing',
+        detail: `HubSpot defines no association type ${typeId} from ${spec.objectType} to ${to.objectType} (HUBSPOT_DEFINED types: ${found}), so every association written with it is refused`,
+        fix: `set objects.${object}.${path}.${other} to one of: ${listed.map((l) => l.typeId).join(', ') || 'none (the pair has no HUBSPOT_DEFINED type)'}`,
+      });
+    }
+  }
+  return { findings, verified };
 }
 
 const writable = (p: HubSpotProperty) => p.modificationMetadata?.readOnlyValue !== true && p.calculated !== true;

@@ -69,10 +69,11 @@ export function requestGate(): RequestGate {
  * batch and a parent upserted earlier in the call are not read again): `lookup` is called once
  * per parent object with the external ids neither known nor known absent (`context.absent`), and
  * returns external id -> CRM id; the ids it did not return are added to `context.absent`, so a
- * retry of the batch does not read them again either.
+ * retry of the batch does not read them again either. Any record reference resolves this way: pass
+ * `{ parent: link }` for a write's links.
  */
 export async function resolveParents(
-  writes: readonly ActivityWrite[],
+  writes: readonly Pick<ActivityWrite, 'parent'>[],
   context: BatchContext | undefined,
   lookup: (object: string, externalIds: string[]) => Promise<Map<string, string>>,
 ): Promise<Map<string, string>> {
@@ -119,11 +120,22 @@ export async function writeInOrder<W, T>(writes: readonly W[], prepare: (write: 
   return results;
 }
 
-/** The engine's view of configured objects: kind, field allowlist and the parents' names. */
-export function engineObjects(objects: Readonly<Record<string, { kind: Kind; fields: readonly string[]; parents?: Record<string, unknown> }>>): Record<string, ObjectSpec> {
+/**
+ * The engine's view of configured objects: kind, field allowlist, the parents' and links' names.
+ * `slotted`: the CRM keeps one record per link field (Salesforce lookups: the config maps each
+ * linked object to its field), so two links landing on one field are refused before any call.
+ */
+export function engineObjects(
+  objects: Readonly<Record<string, { kind: Kind; fields: readonly string[]; parents?: Record<string, unknown>; links?: Record<string, unknown> }>>,
+  options: { slotted?: boolean } = {},
+): Record<string, ObjectSpec> {
   const out: Record<string, ObjectSpec> = {};
   for (const [name, c] of Object.entries(objects)) {
-    out[name] = c.kind === 'record' ? { kind: 'record', fields: [...c.fields] } : { kind: 'activity', fields: [...c.fields], parents: Object.keys(c.parents ?? {}) };
+    const map = (c.kind === 'record' ? c.links : c.parents) ?? {};
+    const slots = options.slotted && Object.keys(map).length > 0 ? { slots: Object.fromEntries(Object.entries(map).map(([o, field]) => [o, String(field)])) } : {};
+    out[name] = c.kind === 'record'
+      ? { kind: 'record', fields: [...c.fields], ...(c.links ? { links: Object.keys(c.links) } : {}), ...slots }
+      : { kind: 'activity', fields: [...c.fields], parents: Object.keys(c.parents ?? {}), ...slots };
   }
   return out;
 }

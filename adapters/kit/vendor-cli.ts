@@ -113,6 +113,11 @@ export interface VendorCli<Section> {
 
   /** `crm-upsert init`: the starter config section and actions. */
   readonly starter: VendorStarter<Section>;
+  /**
+   * `crm-upsert init --template sales` (and `fake-server --template sales`): contact, company,
+   * deal, note and task with their links, and one sales call written as a whole graph.
+   */
+  readonly salesStarter: VendorStarter<Section>;
 
   readonly fakeServer: {
     /** Serve this CRM's fake on 127.0.0.1:`port` (0 = any free port) with seeded faults. */

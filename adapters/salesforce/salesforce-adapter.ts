@@ -3,13 +3,13 @@
  * sObject Collections API, over jsforce 3.10.16. One HTTP attempt per call: the engine owns retries.
  */
 import type { Connection as SdkConnection } from 'jsforce';
-import { parentMemoKey, type ActivityWrite, type BatchContext, type CrmAdapter, type RecordWrite, type WriteResult } from '../../src/adapter.js';
+import { parentMemoKey, type ActivityWrite, type BatchContext, type CrmAdapter, type LinkRef, type RecordWrite, type WriteResult } from '../../src/adapter.js';
 import { CrmError, CrmErrorKind, registerSecret } from '../../src/errors.js';
 import { engineObjects, objectSpec, requestGate, resolveParents, writeInOrder, type Prepared } from '../kit/adapter-kit.js';
 import { loadVendorSdk, SALESFORCE_SDK } from '../kit/vendor-sdk.js';
-import { classifySalesforceError, dailyLimitStop, recordError, type ClassifyContext, type ResponseInfo, type SalesforceRecordError } from './salesforce-errors.js';
+import { classifySalesforceError, dailyLimitStop, linkNotFound, missingReference, recordError, type ClassifyContext, type ResponseInfo, type SalesforceRecordError } from './salesforce-errors.js';
 import { resolveSalesforceOptions, type SalesforceAdapterOptions, type SalesforceConnection, type SalesforceHttpRequest, type SalesforceObjectConfig } from './salesforce-options.js';
-import { activityValues, apiBase, collectionRecord, collectionUrl, recordValues } from './salesforce-requests.js';
+import { activityLookups, activityValues, apiBase, collectionRecord, collectionUrl, linkTargets, recordValues } from './salesforce-requests.js';
 import { soqlIn, soqlQuote } from './soql.js';
 
 // An optional peer: without it, importing this module throws the one message naming what to install.
@@ -137,8 +137,16 @@ export function salesforceAdapter(options: SalesforceAdapterOptions): Salesforce
     return found;
   }
 
-  /** One collection upsert; returns one WriteResult per record in order. */
-  async function upsertCollection(spec: SalesforceObjectConfig, records: Array<Record<string, unknown>>, context?: BatchContext): Promise<WriteResult[]> {
+  /**
+   * One collection upsert; returns one WriteResult per record in order. `explain` may name the
+   * cause of a record's failure better than Salesforce's words (a link that does not exist).
+   */
+  async function upsertCollection(
+    spec: SalesforceObjectConfig,
+    records: Array<Record<string, unknown>>,
+    context?: BatchContext,
+    explain?: (index: number, errors: readonly SalesforceRecordError[] | undefined) => CrmError | undefined,
+  ): Promise<WriteResult[]> {
     if (records.length === 0) return [];
     const { sobject, externalIdField } = spec;
     const headers: Record<string, string> = { 'content-type': 'application/json' };
@@ -157,16 +165,36 @@ export function salesforceAdapter(options: SalesforceAdapterOptions): Salesforce
       context,
     );
     const results: CollectionResult[] = Array.isArray(body) ? body : [];
-    return records.map((_r, i) => toWriteResult(results[i]));
+    return records.map((_r, i) => {
+      const r = results[i];
+      const better = r && r.success !== true ? explain?.(i, r.errors) : undefined;
+      return better ? { ok: false, error: better } : toWriteResult(r);
+    });
   }
 
   const spec = <K extends SalesforceObjectConfig['kind']>(object: string, kind: K) => objectSpec(VENDOR, opts.objects, object, kind);
+  const targets = linkTargets(opts.objects);
+
+  /** The link a record's `Foreign key external ID ... not found` error names, as LINK_NOT_FOUND. */
+  const linkFailure = (write: RecordWrite, errors: readonly SalesforceRecordError[] | undefined): CrmError | undefined => {
+    const missing = missingReference(errors);
+    if (!missing) return undefined;
+    const named = (write.links ?? []).filter((l) => targets[l.object]?.sobject === missing.sobject && targets[l.object]?.externalIdField === missing.field);
+    const link = named.find((l) => l.externalId === missing.value) ?? named.at(-1);
+    const first = errors?.[0];
+    return link ? linkNotFound(link, targets[link.object]!, `${first?.statusCode ?? first?.errorCode}: ${first?.message}`) : undefined;
+  };
 
   /** External id -> Id of this parent object's records. */
   const lookupParents = (object: string, externalIds: string[]) => {
     const p = spec(object, 'record');
     return idsByValue(p.sobject, p.externalIdField, externalIds);
   };
+
+  function parentNotFound(ref: LinkRef): CrmError {
+    const p = spec(ref.object, 'record');
+    return new CrmError(`parent ${ref.object} ${JSON.stringify(ref.externalId)} (${p.sobject}.${p.externalIdField}) does not exist in Salesforce; write it first, then retry`, { vendor: VENDOR, kind: CrmErrorKind.permanent, vendorCode: 'PARENT_NOT_FOUND' });
+  }
 
   function checkBatch(writes: readonly unknown[]): void {
     if (writes.length > MAX_BATCH) {
@@ -177,34 +205,44 @@ export function salesforceAdapter(options: SalesforceAdapterOptions): Salesforce
   return {
     name: VENDOR,
     capabilities: { maxBatch: MAX_BATCH, nativeActivityUpsert: true },
-    objects: engineObjects(opts.objects),
+    objects: engineObjects(opts.objects, { slotted: true }),
     connection: conn,
 
     async upsertRecords(object: string, writes: RecordWrite[], context?: BatchContext): Promise<WriteResult[]> {
       const s = spec(object, 'record');
       checkBatch(writes);
-      const prepare = (w: RecordWrite): Prepared<Record<string, unknown>> =>
-        w.externalId === '' || w.externalId === undefined || w.externalId === null ? { fail: missingValue(`${s.sobject}.${s.externalIdField}`) } : { send: recordValues(s, w) };
-      return writeInOrder(writes, prepare, (records) => upsertCollection(s, records, context));
+      const prepare = (w: RecordWrite): Prepared<RecordWrite> => {
+        if (w.externalId === '' || w.externalId === undefined || w.externalId === null) return { fail: missingValue(`${s.sobject}.${s.externalIdField}`) };
+        const stray = (w.links ?? []).find((l) => s.links?.[l.object] === undefined);
+        return stray ? { fail: linkNotConfigured(object, 'links', stray) } : { send: w };
+      };
+      // Links travel inline as external-id references: no request beyond the upsert itself.
+      return writeInOrder(writes, prepare, (sent) =>
+        upsertCollection(s, sent.map((w) => recordValues(s, w, targets)), context, (i, errors) => linkFailure(sent[i]!, errors)),
+      );
     },
 
     async createActivities(object: string, writes: ActivityWrite[], context?: BatchContext): Promise<WriteResult[]> {
       const s = spec(object, 'activity');
       checkBatch(writes);
       const attachable = (w: ActivityWrite) => w.parent.object in s.parents;
-      // Parent ids found on an earlier attempt of this batch are not queried again.
-      const parents = await resolveParents(writes.filter((w) => attachable(w) && w.key), context, lookupParents);
+      const lookups = new Map(writes.map((w) => [w, activityLookups(s, w)]));
+      // One query per parent object for every target and link of the batch; ids known from
+      // earlier in the call, or from an earlier attempt of this batch, are not queried again.
+      const wanted = writes.filter((w) => attachable(w) && w.key).flatMap((w) => [...lookups.get(w)!.values()].map((parent) => ({ ...w, parent })));
+      const ids = await resolveParents(wanted, context, lookupParents);
       const prepare = (w: ActivityWrite): Prepared<Record<string, unknown>> => {
-        if (!attachable(w)) {
-          return { fail: new CrmError(`${object} cannot attach to "${w.parent.object}": configure objects.${object}.parents.${w.parent.object}`, { vendor: VENDOR, kind: CrmErrorKind.permanent, vendorCode: 'PARENT_NOT_CONFIGURED' }) };
-        }
+        if (!attachable(w)) return { fail: linkNotConfigured(object, 'parents', w.parent, 'PARENT_NOT_CONFIGURED') };
+        const stray = (w.links ?? []).find((l) => !(l.object in s.parents));
+        if (stray) return { fail: linkNotConfigured(object, 'parents', stray) };
         if (!w.key) return { fail: missingValue(`${s.sobject}.${s.externalIdField}`) };
-        const parentId = parents.get(parentMemoKey(w.parent.object, w.parent.externalId));
-        if (!parentId) {
-          const p = spec(w.parent.object, 'record');
-          return { fail: new CrmError(`parent ${w.parent.object} ${JSON.stringify(w.parent.externalId)} (${p.sobject}.${p.externalIdField}) does not exist in Salesforce; write it first, then retry`, { vendor: VENDOR, kind: CrmErrorKind.permanent, vendorCode: 'PARENT_NOT_FOUND' }) };
+        const set: Record<string, string> = {};
+        for (const [field, ref] of lookups.get(w)!) {
+          const id = ids.get(parentMemoKey(ref.object, ref.externalId));
+          if (id) set[field] = id;
+          else return { fail: sameRef(ref, w.parent) ? parentNotFound(ref) : linkNotFound(ref, targets[ref.object]!) };
         }
-        return { send: activityValues(s, w, parentId) };
+        return { send: activityValues(s, w, set) };
       };
       return writeInOrder(writes, prepare, (records) => upsertCollection(s, records, context));
     },
@@ -230,6 +268,13 @@ function toWriteResult(r: CollectionResult | undefined): WriteResult {
     return { ok: false, error: new CrmError('Salesforce reported success without a record id', { vendor: VENDOR, kind: CrmErrorKind.transient, ambiguous: true }) };
   }
   return { ok: false, error: recordError(r.errors) };
+}
+
+const sameRef = (a: LinkRef, b: LinkRef) => a.object === b.object && a.externalId === b.externalId;
+
+/** A target or link to an object this one has no lookup field for in the options. */
+function linkNotConfigured(object: string, map: 'links' | 'parents', ref: LinkRef, vendorCode = 'LINK_NOT_CONFIGURED'): CrmError {
+  return new CrmError(`${object} cannot ${map === 'links' ? 'link' : 'attach'} to "${ref.object}": configure objects.${object}.${map}.${ref.object} (its lookup field)`, { vendor: VENDOR, kind: CrmErrorKind.permanent, vendorCode });
 }
 
 function missingValue(field: string): CrmError {

@@ -6,7 +6,7 @@
 import { ConfigError, registerSecret } from '../../src/errors.js';
 import { inventoryOf, type InventoryTable, type VendorCli } from '../kit/vendor-cli.js';
 import { SALESFORCE_INSTANCE_ENV, SALESFORCE_TOKEN_ENV, salesforceConfigSchema, type SalesforceConfig } from './salesforce-config.js';
-import { activityValues, collectionRecord, collectionUrl, recordValues } from './salesforce-requests.js';
+import { activityLookups, activityValues, collectionRecord, collectionUrl, linkTargets, recordValues } from './salesforce-requests.js';
 import { checkSalesforceSetup } from './salesforce-setup.js';
 
 const DEFAULT_API_VERSION = '60.0';
@@ -16,9 +16,13 @@ export function salesforcePermissions(sf: SalesforceConfig): string[] {
   const perms: string[] = [];
   for (const spec of Object.values(sf.objects)) {
     perms.push(`Read, Create and Edit on ${spec.sobject} (and Edit on its field ${spec.externalIdField})`);
-    if (spec.kind === 'activity') for (const parent of Object.keys(spec.parents)) {
-      const p = sf.objects[parent];
-      if (p) perms.push(`Read on ${p.sobject}`);
+    // Parents and linked records are looked up (by query or by reference) as this user.
+    const lookups = spec.kind === 'activity' ? spec.parents : (spec.links ?? {});
+    for (const [to, field] of Object.entries(lookups)) {
+      const p = sf.objects[to];
+      if (!p) continue;
+      perms.push(`Read on ${p.sobject}`);
+      if (spec.kind === 'record') perms.push(`Edit on ${spec.sobject}.${field}`);
     }
   }
   return [...new Set(perms)];
@@ -43,6 +47,40 @@ const STARTER_ACTIONS = [
   { source: 'gong', occurredAt: '2026-11-28T15:30:00Z', op: 'create', object: 'task', target: { object: 'contact', externalId: 'gong-7731' }, fields: { Subject: 'Send Chloé the onboarding plan', Description: 'AI follow-up from the call: she asked for a rollout plan for 40 seats.', ActivityDate: '2026-11-29', Status: 'Not Started', Priority: 'High' } },
   // The first webhook, delivered again: a replay, not a second contact.
   ANA,
+];
+
+/**
+ * `crm-upsert init --template sales`: Account, Contact and Opportunity keyed by AI_External_Id__c
+ * (Contact and Opportunity linked to their Account by AccountId), notes and tasks as Tasks whose
+ * Who is a contact and What an account or opportunity.
+ */
+const SALES_SECTION: SalesforceConfig = {
+  apiVersion: DEFAULT_API_VERSION,
+  objects: {
+    company: { kind: 'record', sobject: 'Account', externalIdField: 'AI_External_Id__c', fields: ['Name'] },
+    contact: { kind: 'record', sobject: 'Contact', externalIdField: 'AI_External_Id__c', fields: ['Email', 'FirstName', 'LastName', 'Phone'], links: { company: 'AccountId' } },
+    deal: { kind: 'record', sobject: 'Opportunity', externalIdField: 'AI_External_Id__c', fields: ['Name', 'StageName', 'CloseDate', 'Amount'], links: { company: 'AccountId' } },
+    note: { kind: 'activity', sobject: 'Task', externalIdField: 'AI_Idempotency_Key__c', fields: ['Subject', 'Description', 'ActivityDate', 'Status'], parents: { contact: 'WhoId', company: 'WhatId', deal: 'WhatId' } },
+    task: { kind: 'activity', sobject: 'Task', externalIdField: 'AI_Idempotency_Key__c', fields: ['Subject', 'Description', 'ActivityDate', 'Status', 'Priority'], parents: { contact: 'WhoId', company: 'WhatId', deal: 'WhatId' } },
+  },
+};
+
+/** One sales call (Gong) as the graph a model makes of it, then its note delivered again. */
+const CALL = { source: 'gong', eventId: 'gong:call.completed:a7c2', occurredAt: '2026-12-01T16:05:00Z' };
+const CALL_NOTE = {
+  ...CALL, op: 'create', object: 'note', target: { object: 'contact', externalId: 'gong-7731' },
+  fields: { Subject: 'Call: Fabrikam, 40 seats', Description: 'AI summary: Fabrikam wants 40 seats from January; budget approved, security review pending.', ActivityDate: '2026-12-01', Status: 'Completed' },
+  links: [{ object: 'deal', externalId: 'gong-deal-a7c2' }],
+};
+const SALES_ACTIONS = [
+  { ...CALL, op: 'upsert', object: 'company', externalId: 'fabrikam.example', fields: { Name: 'Fabrikam' } },
+  { ...CALL, op: 'upsert', object: 'contact', externalId: 'gong-7731', fields: { Email: 'chloe.martin@fabrikam.example', FirstName: 'Chloé', LastName: 'Martin' }, links: [{ object: 'company', externalId: 'fabrikam.example' }] },
+  { ...CALL, op: 'upsert', object: 'deal', externalId: 'gong-deal-a7c2', fields: { Name: 'Fabrikam: 40 seats', StageName: 'Prospecting', CloseDate: '2027-01-15', Amount: 48000 }, links: [{ object: 'company', externalId: 'fabrikam.example' }] },
+  // A Task has one Who and one What: the call on the contact and the deal (whose Account is the company).
+  CALL_NOTE,
+  { ...CALL, op: 'create', object: 'task', target: { object: 'deal', externalId: 'gong-deal-a7c2' }, fields: { Subject: 'Send Fabrikam the security questionnaire', ActivityDate: '2026-12-03', Status: 'Not Started', Priority: 'High' } },
+  // The call's webhook, delivered again, the model's summary worded differently: a replay.
+  { ...CALL_NOTE, fields: { ...CALL_NOTE.fields, Description: 'AI summary: 40 seats for Fabrikam in January; security review still open.' } },
 ];
 
 export const salesforceCli: VendorCli<SalesforceConfig> = {
@@ -75,11 +113,15 @@ export const salesforceCli: VendorCli<SalesforceConfig> = {
   previewRequest(sf, action, key) {
     const spec = sf.objects[action.object]!;
     const request = `PATCH ${collectionUrl(sf.apiVersion ?? DEFAULT_API_VERSION, spec)}`;
-    if (spec.kind === 'record') return { request, body: collectionRecord(spec.sobject, recordValues(spec, { externalId: action.externalId!, fields: action.fields })) };
-    const target = action.target!;
-    const parent = sf.objects[target.object];
-    const parentId = parent?.kind === 'record' ? `<Id of ${parent.sobject} where ${parent.externalIdField}=${target.externalId}>` : '<parent Id>';
-    return { request, body: collectionRecord(spec.sobject, activityValues(spec, { key, fields: action.fields, parent: target }, parentId)) };
+    if (spec.kind === 'record') {
+      return { request, body: collectionRecord(spec.sobject, recordValues(spec, { externalId: action.externalId!, fields: action.fields, links: action.links }, linkTargets(sf.objects))) };
+    }
+    const lookups: Record<string, string> = {};
+    for (const [field, ref] of activityLookups(spec, { parent: action.target!, links: action.links })) {
+      const parent = sf.objects[ref.object];
+      lookups[field] = parent?.kind === 'record' ? `<Id of ${parent.sobject} where ${parent.externalIdField}=${ref.externalId}>` : '<parent Id>';
+    }
+    return { request, body: collectionRecord(spec.sobject, activityValues(spec, { key, fields: action.fields }, lookups)) };
   },
 
   checkSetup: (sf, env, { create }) => checkSalesforceSetup(sf, env, create),
@@ -109,6 +151,12 @@ export const salesforceCli: VendorCli<SalesforceConfig> = {
   starter: {
     section: STARTER_SECTION,
     actions: STARTER_ACTIONS,
+    realCrm: `export ${SALESFORCE_INSTANCE_ENV}=https://<your org>.my.salesforce.com and ${SALESFORCE_TOKEN_ENV}=<access token> (or put "instanceUrl" in the salesforce section)`,
+  },
+
+  salesStarter: {
+    section: SALES_SECTION,
+    actions: SALES_ACTIONS,
     realCrm: `export ${SALESFORCE_INSTANCE_ENV}=https://<your org>.my.salesforce.com and ${SALESFORCE_TOKEN_ENV}=<access token> (or put "instanceUrl" in the salesforce section)`,
   },
 

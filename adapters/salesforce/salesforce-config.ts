@@ -17,6 +17,11 @@ export const salesforceRecordSchema = z.strictObject({
   /** An External ID (and Unique) field on the sObject. */
   externalIdField: nameSchema,
   fields: fieldListSchema,
+  /**
+   * Logical record object -> the lookup field on this sObject that a link to it sets (Contact
+   * `{ company: 'AccountId' }`): sent inline in the upsert as an external-id reference, 0 extra calls.
+   */
+  links: z.record(nameSchema, nameSchema).optional(),
 });
 
 export const salesforceActivitySchema = z.strictObject({
@@ -25,7 +30,7 @@ export const salesforceActivitySchema = z.strictObject({
   /** An External ID (Unique) field on the activity holding the action key: Task upserts on it. */
   externalIdField: nameSchema,
   fields: fieldListSchema,
-  /** Logical parent object -> lookup field on the activity (`WhoId`, `WhatId`). */
+  /** Logical parent object -> lookup field on the activity (`WhoId`, `WhatId`): where its `target` and `links` may point. */
   parents: z.record(nameSchema, nameSchema),
 });
 

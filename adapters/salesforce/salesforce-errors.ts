@@ -4,6 +4,7 @@
  * headers it saw), node-fetch's FetchError (network), and per-record collection errors, which
  * carry `statusCode` (the docs) or `errorCode` (jsforce's type): both are read.
  */
+import { LINK_NOT_FOUND } from '../../src/engine/defer.js';
 import { CrmError, CrmErrorKind } from '../../src/errors.js';
 import { bodySnippet } from '../kit/body-snippet.js';
 
@@ -134,4 +135,33 @@ export function classifySalesforceError(err: unknown, ctx: ClassifyContext = {})
     return new CrmError(`Salesforce rejected the request: ${said}`, { ...base, status: httpStatus || status, kind: CrmErrorKind.permanent, splittable });
   }
   return new CrmError(`Salesforce call failed: ${said}`, { ...base, kind: CrmErrorKind.permanent });
+}
+
+/**
+ * Salesforce's per-record answer to an external-id reference that matches no record:
+ * `INVALID_FIELD` "Foreign key external ID: acme not found for field AI_External_Id__c in entity
+ * Account" (the wording recorded in Apache Camel's salesforce component fixtures; see docs/salesforce.md).
+ */
+const FOREIGN_KEY_NOT_FOUND = /^Foreign key external ID: ([\s\S]*) not found for field (\S+) in entity (\S+?)\.?$/;
+
+/** The reference a per-record error says was not found: its value, the field matched on and the sObject. */
+export function missingReference(errors: readonly SalesforceRecordError[] | undefined): { value: string; field: string; sobject: string } | undefined {
+  for (const e of errors ?? []) {
+    const m = FOREIGN_KEY_NOT_FOUND.exec(e.message ?? '');
+    if (m && (e.statusCode ?? e.errorCode) === 'INVALID_FIELD') return { value: m[1]!, field: m[2]!, sobject: m[3]! };
+  }
+  return undefined;
+}
+
+/**
+ * A linked record that does not exist (yet): the write that names it is not (or was not) made.
+ * Not retried within the call (the record would not appear by waiting a few seconds); its entry
+ * ends `failed`, and a retry once the linked record is written sets the lookup.
+ */
+export function linkNotFound(link: { object: string; externalId: string }, target: { sobject: string; externalIdField: string }, said?: string): CrmError {
+  const detail = said ? ` (Salesforce: ${said})` : '';
+  return new CrmError(
+    `link ${link.object} ${JSON.stringify(link.externalId)} (${target.sobject}.${target.externalIdField}) does not exist in Salesforce; write it first, then retry (crm-upsert retry-failed)${detail}`,
+    { vendor: VENDOR, kind: CrmErrorKind.permanent, vendorCode: LINK_NOT_FOUND },
+  );
 }

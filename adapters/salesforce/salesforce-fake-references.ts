@@ -12,12 +12,16 @@
  * - Task `WhoId` points at a Contact or Lead, `WhatId` at an Account, Opportunity, Case, ...
  *   (Task object reference). A WhoId of another object fails with
  *   `FIELD_INTEGRITY_EXCEPTION, Name ID: id value of incorrect type: <id>: [WhoId]` (observed
- *   save error quoted on shuzhiduo.com/A/6pdD2qnGJw); WhatId's label is "Related To ID" [I: same rule].
+ *   save error quoted on shuzhiduo.com/A/6pdD2qnGJw; the collection-style body
+ *   `{"fields":["WhoId"],"message":"Name ID: id value of incorrect type: 0015w000029KTYHAA4","statusCode":"FIELD_INTEGRITY_EXCEPTION"}`
+ *   is quoted from a real org in jsforce#1006); WhatId's label is "Related To ID" [I: same rule].
  * - A parent by External ID: relationship name = lookup field minus `Id` (`AccountId` ->
  *   `Account`), custom `Foo__c` -> `Foo__r`. A value that matches no parent fails that record with
  *   "Foreign key external ID: 0000955741 not found for field Some_Custom_Field__c in entity Account"
- *   (docs.polytomic.com/docs/saleforceinvalid_reference_error, a real Salesforce message)
- *   [I: errorCode INVALID_FIELD, not shown there]. Two key fields in one reference:
+ *   (docs.polytomic.com/docs/saleforceinvalid_reference_error, a real Salesforce message), with
+ *   errorCode INVALID_FIELD in a recorded composite response (Apache Camel's salesforce component,
+ *   SObjectCompositeResponseTest: "Foreign key external ID: 0116 not found for field
+ *   Invoice_External_Id__c in entity blng__Invoice__c") [I: `fields` is empty here]. Two key fields in one reference:
  *   `INVALID_FIELD, More than 1 field provided in an external foreign key reference in entity: Certificate__c`
  *   (salesforce.stackexchange.com/questions/251266).
  * - A polymorphic lookup (WhoId, WhatId) by External ID needs the parent's type:

@@ -12,6 +12,7 @@
 import { proxyErrorPage, type FakeRequest, type FakeResponse, type FakeVendor, type FaultOptions } from '../testing/fake-http.js';
 import { RecordStore } from '../fake-store.js';
 import { parseSoqlSelect } from './soql.js';
+import { describeSObject } from './salesforce-fake-describe.js';
 import { lookupFieldOf, resolveReference, SALES_SCHEMA, type FakeFieldOptions, type ReferenceOrg } from './salesforce-fake-references.js';
 
 export type { FakeFieldOptions, FakeFieldType } from './salesforce-fake-references.js';
@@ -420,31 +421,6 @@ export class FakeSalesforceState implements FakeVendor {
     return { status: 200, body: { totalSize: records.length, done: true, records } };
   }
 
-  private describe(s: SObjectState): FakeResponse {
-    return {
-      status: 200,
-      body: {
-        name: s.name,
-        label: s.name,
-        custom: s.name.endsWith('__c'),
-        fields: [...s.fields.values()].map((f) => ({
-          name: f.name,
-          label: f.name,
-          type: f.type,
-          externalId: f.externalId,
-          unique: f.unique,
-          caseSensitive: f.caseSensitive,
-          idLookup: f.externalId || f.name === 'Id',
-          nillable: !f.required && f.name !== 'Id',
-          createable: f.createable,
-          updateable: f.updateable,
-          length: f.type === 'string' ? 255 : 0,
-          referenceTo: f.referenceTo,
-        })),
-      },
-    };
-  }
-
   private route(req: FakeRequest): FakeResponse {
     const m = /^\/services\/data\/v(\d+\.\d)(\/.*)?$/.exec(req.path);
     if (!m) return NOT_FOUND();
@@ -461,7 +437,7 @@ export class FakeSalesforceState implements FakeVendor {
     if (parts[0] === 'sobjects' && parts.length >= 3) {
       const s = this.sobjects.get(parts[1]!);
       if (!s) return NOT_FOUND();
-      if (parts.length === 3 && parts[2] === 'describe' && req.method === 'GET') return this.describe(s);
+      if (parts.length === 3 && parts[2] === 'describe' && req.method === 'GET') return { status: 200, body: describeSObject(s.name, [...s.fields.values()]) };
       if (parts.length === 3 && req.method === 'GET') {
         const r = s.records.get(parts[2]!);
         return r ? { status: 200, body: { attributes: { type: s.name }, ...r } } : NOT_FOUND();

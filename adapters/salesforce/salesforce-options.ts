@@ -3,9 +3,12 @@
  * from the environment when not passed.
  */
 import { z } from 'zod';
+import { linkLevels } from '../../src/engine/link-levels.js';
 import { ConfigError } from '../../src/errors.js';
+import { engineObjects } from '../kit/adapter-kit.js';
 import type { RateBudget } from '../../src/rate-budget.js';
 import { salesforceObjectSchema, type SalesforceObjectConfig } from './salesforce-config.js';
+import { relationshipName } from './salesforce-requests.js';
 import { isApiName } from './soql.js';
 
 export type { SalesforceObjectConfig };
@@ -90,7 +93,15 @@ export function resolveSalesforceOptions(options: SalesforceAdapterOptions, env:
     for (const [field, value] of [['sobject', spec.sobject], ['externalIdField', spec.externalIdField]] as const) {
       if (!isApiName(value)) throw new ConfigError(`salesforce option objects.${name}.${field}: "${value}" is not a Salesforce API name`);
     }
-    if (spec.kind !== 'activity') continue;
+    if (spec.kind !== 'activity') {
+      for (const [to, lookup] of Object.entries(spec.links ?? {})) {
+        if (o.objects[to]?.kind !== 'record') throw new ConfigError(`salesforce option objects.${name}.links.${to}: must name a configured record object`);
+        if (!isApiName(lookup)) throw new ConfigError(`salesforce option objects.${name}.links.${to}: "${lookup}" is not a lookup field API name`);
+        // The link is sent by the lookup's relationship name, derived from the field's name.
+        if (relationshipName(lookup) === undefined) throw new ConfigError(`salesforce option objects.${name}.links.${to}: "${lookup}" is not a lookup field name (a standard one ends in Id, a custom one in __c)`);
+      }
+      continue;
+    }
     for (const [parent, lookup] of Object.entries(spec.parents)) {
       const parentSpec = o.objects[parent];
       if (!parentSpec || parentSpec.kind !== 'record') {
@@ -99,6 +110,7 @@ export function resolveSalesforceOptions(options: SalesforceAdapterOptions, env:
       if (!isApiName(lookup)) throw new ConfigError(`salesforce option objects.${name}.parents.${parent}: "${lookup}" is not a lookup field API name`);
     }
   }
+  linkLevels(engineObjects(o.objects), 'salesforce');
   const resolved: ResolvedSalesforceOptions = {
     apiVersion: o.apiVersion ?? '60.0',
     objects: o.objects,

@@ -2,7 +2,7 @@
  * The sObject Collections upsert, built in one place: the adapter sends it and
  * `sync --dry-run` prints it, so the preview cannot drift from the request.
  */
-import type { Fields } from '../../src/adapter.js';
+import type { Fields, LinkRef } from '../../src/adapter.js';
 import type { SalesforceObjectConfig } from './salesforce-config.js';
 
 type RecordConfig = Extract<SalesforceObjectConfig, { kind: 'record' }>;
@@ -22,12 +22,61 @@ export const collectionUrl = (apiVersion: string, spec: { sobject: string; exter
 /** One record of a collection request. */
 export const collectionRecord = (sobject: string, record: Record<string, unknown>) => ({ ...record, attributes: { type: sobject } });
 
-/** A record upserted by its external id. */
-export function recordValues(spec: RecordConfig, write: { externalId: string; fields: Fields }): Record<string, unknown> {
-  return { ...write.fields, [spec.externalIdField]: write.externalId };
+/**
+ * The relationship name of a lookup field, under which a parent is named by its external id:
+ * `AccountId` -> `Account`, custom `Partner__c` -> `Partner__r`. Undefined for a name that is
+ * neither (options validation refuses such a link field).
+ */
+export function relationshipName(lookupField: string): string | undefined {
+  if (lookupField.endsWith('__c')) return `${lookupField.slice(0, -3)}__r`;
+  if (lookupField.length > 2 && lookupField.endsWith('Id')) return lookupField.slice(0, -2);
+  return undefined;
 }
 
-/** An activity upserted by its action key, its parent in the lookup field. */
-export function activityValues(spec: ActivityConfig, write: { key: string; fields: Fields; parent: { object: string } }, parentId: string): Record<string, unknown> {
-  return { ...write.fields, [spec.parents[write.parent.object]!]: parentId, [spec.externalIdField]: write.key };
+/** How a linked record is named on the wire: its sObject and the external-id field it is matched on. */
+export type LinkTargets = Readonly<Record<string, { sobject: string; externalIdField: string } | undefined>>;
+
+/**
+ * A record upserted by its external id. Each link becomes an external-id reference on its
+ * lookup's relationship (`"Account": { "AI_External_Id__c": "acme" }`): Salesforce resolves it in
+ * the same upsert. A lookup holds one record, so when several links land on one field the last wins.
+ */
+export function recordValues(spec: RecordConfig, write: { externalId: string; fields: Fields; links?: readonly LinkRef[] }, targets: LinkTargets = {}): Record<string, unknown> {
+  const refs: Record<string, unknown> = {};
+  for (const link of write.links ?? []) {
+    const field = spec.links?.[link.object];
+    const name = field === undefined ? undefined : relationshipName(field);
+    const target = targets[link.object];
+    if (name === undefined || target === undefined) continue;
+    refs[name] = { [target.externalIdField]: link.externalId };
+  }
+  return { ...write.fields, ...refs, [spec.externalIdField]: write.externalId };
+}
+
+/**
+ * An activity upserted by its action key, its target and links in their lookup fields
+ * (`lookups`: field -> Id, e.g. `{ WhoId, WhatId }`).
+ */
+export function activityValues(spec: ActivityConfig, write: { key: string; fields: Fields }, lookups: Readonly<Record<string, string>>): Record<string, unknown> {
+  return { ...write.fields, ...lookups, [spec.externalIdField]: write.key };
+}
+
+/**
+ * The lookup fields an activity's target and links set, in order (target first, then each link):
+ * field -> the reference that sets it, the last one winning where two land on one field.
+ */
+export function activityLookups(spec: ActivityConfig, write: { parent: LinkRef; links?: readonly LinkRef[] }): Map<string, LinkRef> {
+  const out = new Map<string, LinkRef>();
+  for (const ref of [write.parent, ...(write.links ?? [])]) {
+    const field = spec.parents[ref.object];
+    if (field !== undefined) out.set(field, ref);
+  }
+  return out;
+}
+
+/** The record objects of a config, as links name them. */
+export function linkTargets(objects: Readonly<Record<string, SalesforceObjectConfig>>): LinkTargets {
+  const out: Record<string, { sobject: string; externalIdField: string }> = {};
+  for (const [name, spec] of Object.entries(objects)) if (spec.kind === 'record') out[name] = { sobject: spec.sobject, externalIdField: spec.externalIdField };
+  return out;
 }

@@ -16,6 +16,7 @@ interface SalesforceField {
   caseSensitive?: boolean;
   createable?: boolean;
   updateable?: boolean;
+  referenceTo?: string[];
 }
 
 /**
@@ -48,7 +49,10 @@ export async function checkSalesforceSetup(sf: SalesforceConfig, env: NodeJS.Pro
     if (key.status === 'missing' && create) definitions.push(salesforceFieldDefinition(spec.sobject, spec.externalIdField));
     findings.push(key);
     const written = [...spec.fields, ...(spec.kind === 'activity' ? Object.values(spec.parents) : [])];
-    findings.push(...[...new Set(written)].map((field) => salesforceField(object, spec.sobject, field, byName.get(field))));
+    // An activity's parent fields are allowlisted fields that must also be lookups to each parent's sObject.
+    const parentsOn = (field: string) => (spec.kind === 'activity' ? lookupUses(sf, object, spec.sobject, spec.parents, 'parents').filter((u) => u.field === field) : []);
+    findings.push(...[...new Set(written)].map((field) => salesforceField(object, spec.sobject, field, byName.get(field), parentsOn(field))));
+    if (spec.kind === 'record') findings.push(...lookupUses(sf, object, spec.sobject, spec.links ?? {}, 'links').map((u) => salesforceLookup(u, byName.get(u.field))));
   }
   if (definitions.length === 0) return { findings };
   return {
@@ -82,8 +86,15 @@ function salesforceKey(object: string, sobject: string, field: string, f: Salesf
   return finding;
 }
 
-function salesforceField(object: string, sobject: string, field: string, f: SalesforceField | undefined): SetupFinding {
+function salesforceField(object: string, sobject: string, field: string, f: SalesforceField | undefined, lookups: readonly LookupUse[] = []): SetupFinding {
   const finding: SetupFinding = { object, target: `${sobject}.${field}`, role: '(allowlisted)', status: 'ok' };
+  const kind = f ? lookupProblems(lookups, f) : [];
+  if (kind.length > 0) {
+    finding.status = 'problem';
+    finding.detail = `${sobject}.${field} ${kind.join(', ')}`;
+    finding.fix = `set ${lookups.map((u) => `objects.${object}.parents.${u.to}`).join(' and ')} to the lookup field from ${sobject} to ${[...new Set(lookups.map((u) => u.toSobject))].join(' / ')}, or remove them`;
+    return finding;
+  }
   if (!f) {
     finding.status = 'missing';
     finding.detail = `field ${sobject}.${field} does not exist (or this user cannot see it), so every write carrying it fails with INVALID_FIELD`;
@@ -93,6 +104,58 @@ function salesforceField(object: string, sobject: string, field: string, f: Sale
     finding.status = 'problem';
     finding.detail = `${sobject}.${field} is read-only for this user (cannot ${cannot} it)`;
     finding.fix = `give the integration user Edit access to it (field-level security), or remove it from objects.${object}.fields`;
+  }
+  return finding;
+}
+
+interface LookupUse {
+  object: string;
+  sobject: string;
+  field: string;
+  /** The linked (or parent) logical object and its sObject. */
+  to: string;
+  toSobject: string;
+  map: 'links' | 'parents';
+}
+
+/** The lookups a record's `links` (or an activity's `parents`) map sets, one per configured record object. */
+function lookupUses(sf: SalesforceConfig, object: string, sobject: string, map: Readonly<Record<string, string>>, kind: LookupUse['map']): LookupUse[] {
+  return Object.entries(map).flatMap(([to, field]) => {
+    const target = sf.objects[to];
+    return target?.kind === 'record' ? [{ object, sobject, field, to, toSobject: target.sobject, map: kind }] : [];
+  });
+}
+
+/** Why an existing field cannot hold these references: not a lookup, or a lookup to other sObjects. */
+function lookupProblems(uses: readonly LookupUse[], f: SalesforceField): string[] {
+  if (uses.length === 0) return [];
+  if (f.type !== 'reference') return [`is not a lookup (type ${f.type ?? 'unknown'}, not reference)`];
+  const missing = [...new Set(uses.map((u) => u.toSobject))].filter((t) => !(f.referenceTo ?? []).includes(t));
+  return missing.length > 0 ? [`does not point at ${missing.join(', ')} (it points at ${(f.referenceTo ?? []).join(', ') || 'nothing'})`] : [];
+}
+
+/**
+ * A record's link field: it must exist, be a lookup that may hold the linked record's sObject, and
+ * be createable and updateable (the link is set on create and set again on update).
+ */
+function salesforceLookup(u: LookupUse, f: SalesforceField | undefined): SetupFinding {
+  const finding: SetupFinding = { object: u.object, target: `${u.sobject}.${u.field}`, role: `(lookup to ${u.to}: ${u.toSobject})`, status: 'ok' };
+  const remove = `or remove ${u.to} from objects.${u.object}.links`;
+  if (!f) {
+    finding.status = 'missing';
+    finding.detail = `field ${u.sobject}.${u.field} does not exist (or this user cannot see it), so every ${u.object} linked to ${u.to} fails with INVALID_FIELD`;
+    finding.fix = `set objects.${u.object}.links.${u.to} to the lookup field from ${u.sobject} to ${u.toSobject}, give the integration user access to it, ${remove}`;
+    return finding;
+  }
+  const wrong = lookupProblems([u], f);
+  if (wrong.length > 0) {
+    finding.status = 'problem';
+    finding.detail = `${u.sobject}.${u.field} ${wrong.join(', ')}`;
+    finding.fix = `set objects.${u.object}.links.${u.to} to the lookup field from ${u.sobject} to ${u.toSobject}, ${remove}`;
+  } else if (f.createable === false || f.updateable === false) {
+    finding.status = 'problem';
+    finding.detail = `${u.sobject}.${u.field} is read-only for this user (cannot ${[f.createable === false && 'create', f.updateable === false && 'update'].filter(Boolean).join(' or ')} it)`;
+    finding.fix = `give the integration user Edit access to ${u.sobject}.${u.field} (field-level security), ${remove}`;
   }
   return finding;
 }

@@ -1,5 +1,5 @@
 /**
- * `crm-upsert fake-server --crm C [--port N] [--faults JSON]`: the CRM's fake (the same state
+ * `crm-upsert fake-server --crm C [--port N] [--faults JSON] [--template basic|sales]`: the CRM's fake (the same state
  * machine the tests and the demo use) served on 127.0.0.1 until SIGINT / SIGTERM, so `sync` and
  * `check-setup` can be tried without a CRM. The first stdout line is machine-readable
  * (`{"url": "...", "crm": "..."}`); then the config line and environment variables pointing a
@@ -9,12 +9,15 @@ import { z } from 'zod';
 import { formatZodIssues } from '../../schemas/parse.js';
 import type { FakeServerFaults } from '../../adapters/kit/vendor-cli.js';
 import { ExitCode, UsageError } from './exit.js';
+import { starterOf, type Template } from './init.js';
 import { vendorOf } from './vendors.js';
 
 export interface FakeServerFlags {
   crm: string;
   port?: number;
   faults?: string;
+  /** Print this starter's whole section (objects included), pointed at the fake. */
+  template?: Template;
 }
 
 const probability = z.number().min(0).max(1);
@@ -66,8 +69,15 @@ export async function fakeServerCommand(flags: FakeServerFlags): Promise<number>
   const out = process.stdout;
   out.write(`${JSON.stringify({ url: fake.url, crm: flags.crm })}\n`);
   out.write(`fake ${vendor.label} listening at ${fake.url}${faults ? ` with faults ${JSON.stringify(faults)}` : ''} (in memory: nothing is kept after it stops)\n\n`);
-  const lines = Object.entries(vendor.fakeServer.configAt(fake.url)).map(([k, v]) => `${JSON.stringify(k)}: ${JSON.stringify(v)}`);
-  out.write(`in crm-upsert.config.json:\n  ${JSON.stringify(flags.crm)}: { ${lines.join(', ')}, "objects": { ... } }\n\n`);
+  if (flags.template) {
+    // The whole section: a config with "crm" and this section runs the starter's actions against the fake.
+    const section = { ...vendor.fakeServer.configAt(fake.url), ...(starterOf(flags.crm, flags.template).section as object) };
+    const shown = JSON.stringify({ [flags.crm]: section }, null, 2).split('\n').slice(1, -1).join('\n');
+    out.write(`in crm-upsert.config.json (the ${flags.template} starter's section):\n${shown}\n\n`);
+  } else {
+    const lines = Object.entries(vendor.fakeServer.configAt(fake.url)).map(([k, v]) => `${JSON.stringify(k)}: ${JSON.stringify(v)}`);
+    out.write(`in crm-upsert.config.json:\n  ${JSON.stringify(flags.crm)}: { ${lines.join(', ')}, "objects": { ... } }\n\n`);
+  }
   out.write(`in the shell (any token is accepted):\n${Object.entries(vendor.fakeServer.env(fake.url)).map(([k, v]) => `  export ${k}=${v}\n`).join('')}\n`);
   out.write('then: crm-upsert check-setup && crm-upsert sync actions.jsonl (Ctrl-C stops the fake)\n');
   const received = await signal;

@@ -10,7 +10,7 @@ import { checkSetupCommand } from './check-setup.js';
 import { DEFAULT_CONFIG_PATH, registerEnvSecrets } from './config.js';
 import { demoCommand } from './demo.js';
 import { fakeServerCommand } from './fake-server.js';
-import { initCommand } from './init.js';
+import { initCommand, TEMPLATES, type Template } from './init.js';
 import { MCP_TOKEN_ENV, mcpCommand, parsePort, type McpFlags } from './mcp.js';
 import { EXIT_CODES_HELP, ExitCode, isInfrastructureFault, plainMessage, UsageError } from './exit.js';
 import { DEFAULT_MAX_LINE_BYTES } from './jsonl.js';
@@ -59,7 +59,8 @@ export function buildProgram(setExit: (code: number) => void): Command {
     .description('write a starter crm-upsert.config.json and an example actions.jsonl (never overwrites either)')
     .addOption(new Option('--crm <crm>', 'which CRM the config is for').choices(VENDOR_NAMES).default(VENDOR_NAMES[0]))
     .option('--dir <dir>', 'write into this folder (default: the current one)')
-    .action(async (opts: { crm: string; dir?: string }) => setExit(await initCommand(opts)));
+    .addOption(new Option('--template <name>', 'basic: contacts, notes and tasks; sales: contact, company and deal linked, notes and tasks on any of them').choices(TEMPLATES).default('basic'))
+    .action(async (opts: { crm: string; dir?: string; template: Template }) => setExit(await initCommand(opts)));
 
   program
     .command('fake-server')
@@ -67,7 +68,8 @@ export function buildProgram(setExit: (code: number) => void): Command {
     .addOption(new Option('--crm <crm>', 'which fake CRM').choices(VENDOR_NAMES).makeOptionMandatory())
     .addOption(new Option('--port <n>', 'listen on this port (default: a free one)').argParser(positiveInt))
     .option('--faults <json>', 'seeded faults, e.g. \'{"lostResponse":0.1,"seed":7}\'')
-    .action(async (opts: { crm: string; port?: number; faults?: string }) => setExit(await fakeServerCommand(opts)));
+    .addOption(new Option('--template <name>', 'print the whole config section of this starter (objects included) instead of its first line').choices(TEMPLATES))
+    .action(async (opts: { crm: string; port?: number; faults?: string; template?: Template }) => setExit(await fakeServerCommand(opts)));
 
   program
     .command('mcp')

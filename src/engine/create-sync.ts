@@ -35,6 +35,7 @@ import { unchangedStage } from './unchanged.js';
 import { windowStage } from './window.js';
 import { writeStage } from './write.js';
 import { hash as digest } from 'node:crypto';
+import { linkLevels } from './link-levels.js';
 
 export type { Prepared } from './prepare.js';
 export type { ApplyEachOptions, Settled } from './apply-each.js';
@@ -58,6 +59,8 @@ export interface SyncOptions {
   concurrency?: number;
   /** Longest string field value accepted. Default 65,536. */
   maxFieldLength?: number;
+  /** Most links one action may carry (duplicates merged first); more is `rejected`. Default 10. */
+  maxLinks?: number;
   /** After a quota error (daily limit spent), send nothing to the CRM for this long, ms (or the error's Retry-After). Default 15 min. */
   quotaPauseMs?: number;
   /**
@@ -155,6 +158,8 @@ export function engineContext(options: SyncOptions, telemetry: SyncTelemetry = s
     concurrency: options.concurrency ?? 1,
     requireOccurredAt: options.requireOccurredAt ?? true,
     maxFieldLength: options.maxFieldLength,
+    maxLinks: options.maxLinks,
+    linkLevels: linkLevels(adapter.objects, adapter.name),
     retry: options.retry,
     window: dedupeWindow(ledger, { windowMs, pendingMs: leaseMs, keepMs: options.windowRetentionMs ?? Math.max(DEFAULT_WINDOW_RETENTION_MS, retentionMs ?? 0) }),
     quota: quotaPause({ now, pauseMs: options.quotaPauseMs ?? DEFAULT_QUOTA_PAUSE_MS }),

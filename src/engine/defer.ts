@@ -22,6 +22,8 @@ import type { Decided, EngineContext, Held, Planned } from './types.js';
 
 /** The vendor code adapters give an activity whose parent record does not exist. */
 export const PARENT_NOT_FOUND = 'PARENT_NOT_FOUND';
+/** The vendor code adapters give a write one of whose linked records does not exist (the record itself may be written). */
+export const LINK_NOT_FOUND = 'LINK_NOT_FOUND';
 /** The vendor code of a create held back until its parent is known. */
 export const PARENT_DEFERRED = 'PARENT_DEFERRED';
 

@@ -7,10 +7,10 @@
  * action, and zod's generic walk is most of that cost.
  */
 import { z } from 'zod';
-import { actionSchema, type Action } from '../../schemas/action.js';
+import { actionSchema, MAX_LINKS_PARSED, type Action, type Link } from '../../schemas/action.js';
 import { isWellFormed } from '../../schemas/unicode.js';
 
-const KEYS = new Set(['source', 'eventId', 'occurredAt', 'op', 'object', 'externalId', 'target', 'intent', 'fields']);
+const KEYS = new Set(['source', 'eventId', 'occurredAt', 'op', 'object', 'externalId', 'target', 'intent', 'fields', 'links']);
 const FORBIDDEN = new Set(['__proto__', 'constructor', 'prototype']);
 // The same check as the schema's `occurredAt`.
 const occurredAtSchema = z.iso.datetime({ offset: true });
@@ -44,11 +44,31 @@ function fieldsOk(fields: unknown): fields is Record<string, unknown> {
   return true;
 }
 
+/** A record reference (`target`, a link) exactly as the schema's strict object takes it. */
+function refOf(v: unknown): Link | undefined {
+  if (!isRecord(v) || Object.keys(v).length !== 2) return undefined;
+  return isIdentifier(v.object, 100) && isIdentifier(v.externalId, 255) ? { object: v.object, externalId: v.externalId } : undefined;
+}
+
+/** The links as zod would output them; undefined when any is not sure. */
+function linksOf(v: unknown): Link[] | undefined {
+  if (!Array.isArray(v) || v.length > MAX_LINKS_PARSED) return undefined;
+  const out: Link[] = [];
+  for (const item of v) {
+    const ref = refOf(item);
+    if (!ref) return undefined;
+    out.push(ref);
+  }
+  return out;
+}
+
 /** The action when the direct check is sure zod would answer it; undefined hands it to zod. */
 export function parseDirect(v: unknown): Action | undefined {
   if (!isRecord(v)) return undefined;
   for (const k of Object.keys(v)) if (!KEYS.has(k) || v[k] === undefined) return undefined;
   const { source, eventId, occurredAt, op, object, externalId, target, intent, fields } = v;
+  const links = v.links === undefined ? undefined : linksOf(v.links);
+  if (v.links !== undefined && links === undefined) return undefined;
   if (!isIdentifier(source, 200) || !isIdentifier(object, 100) || !fieldsOk(fields)) return undefined;
   if (eventId !== undefined && !isIdentifier(eventId, 500)) return undefined;
   if (intent !== undefined && !isIdentifier(intent, 100)) return undefined;
@@ -57,9 +77,9 @@ export function parseDirect(v: unknown): Action | undefined {
   if (op === 'upsert') {
     if (!isIdentifier(externalId, 255) || target !== undefined) return undefined;
   } else if (op === 'create') {
-    if (externalId !== undefined || !isRecord(target) || Object.keys(target).length !== 2) return undefined;
-    if (!isIdentifier(target.object, 100) || !isIdentifier(target.externalId, 255)) return undefined;
-    aim = { object: target.object, externalId: target.externalId };
+    if (externalId !== undefined) return undefined;
+    aim = refOf(target);
+    if (!aim) return undefined;
   } else {
     return undefined;
   }
@@ -74,6 +94,7 @@ export function parseDirect(v: unknown): Action | undefined {
     ...(aim ? { target: aim } : {}),
     ...(intent !== undefined ? { intent } : {}),
     fields: { ...fields },
+    ...(links !== undefined ? { links } : {}),
   } as Action;
 }
 

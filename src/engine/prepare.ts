@@ -5,13 +5,13 @@
  */
 import { hash as digest } from 'node:crypto';
 import type { Action } from '../../schemas/action.js';
-import { checkAgainstObjects } from '../../schemas/objects.js';
+import { checkAgainstObjects, distinctLinks } from '../../schemas/objects.js';
 import { formatZodIssues } from '../../schemas/parse.js';
 import { snapshotInput } from '../../schemas/snapshot.js';
 import { windowId } from '../dedupe-window.js';
 import { ValidationError } from '../errors.js';
 import { extend } from '../extend.js';
-import { deriveKey, fieldsHash, fingerprintOf } from '../key.js';
+import { contentHash, deriveKey, fingerprintOf } from '../key.js';
 import type { Outcome } from '../outcome.js';
 import { parseAction } from './parse-action.js';
 import type { EngineContext, Planned } from './types.js';
@@ -32,18 +32,26 @@ const CLOCK_KEY_REASON =
 const sha = (value: unknown) => digest('sha256', JSON.stringify(value), 'base64url').slice(0, 32);
 
 
+/** Links as they are written: duplicates merged, a create's link to its target dropped, none left -> no `links` at all. */
+function withDistinctLinks(action: Action): Action {
+  if (action.links === undefined) return action;
+  const { links: _given, ...rest } = action;
+  const links = distinctLinks(action);
+  return links ? { ...rest, links } : rest;
+}
+
 export function prepareAction(ctx: EngineContext, input: unknown, storedKey?: string): Prepared {
   // Read once into plain data: what is validated is what is written; an unreadable input is rejected alone.
   const snapshot = snapshotInput(input);
   if (!snapshot.ok) return { ok: false, key: storedKey ?? '', error: new ValidationError(snapshot.issues) };
   const parsed = parseAction(snapshot.value);
   if (!parsed.success) return { ok: false, key: storedKey ?? '', error: new ValidationError(formatZodIssues(parsed.error)) };
-  const action = parsed.data;
+  const action = withDistinctLinks(parsed.data);
   if (storedKey === undefined && ctx.requireOccurredAt && action.eventId === undefined && action.occurredAt === undefined) {
     return { ok: false, key: '', error: new ValidationError([{ path: 'occurredAt', message: CLOCK_KEY_REASON }]) };
   }
   const key = storedKey ?? deriveKey(action, { bucketMs: ctx.bucketMs, now: ctx.now });
-  const issues = checkAgainstObjects(action, ctx.adapter.objects, { maxFieldLength: ctx.maxFieldLength });
+  const issues = checkAgainstObjects(parsed.data, ctx.adapter.objects, { maxFieldLength: ctx.maxFieldLength, maxLinks: ctx.maxLinks });
   if (issues.length > 0) return { ok: false, key, error: new ValidationError(issues) };
   return { ok: true, action, key, fingerprint: fingerprintOf(action) };
 }
@@ -66,7 +74,7 @@ const markIdOf = (ctx: EngineContext, object: string, externalId: string | undef
  */
 export function forClaim(ctx: EngineContext, item: Planned): Planned {
   const { action } = item;
-  if (action.op === 'upsert') return extend(item, { markId: markIdOf(ctx, action.object, action.externalId), fieldHash: fieldsHash(action.fields) });
+  if (action.op === 'upsert') return extend(item, { markId: markIdOf(ctx, action.object, action.externalId), fieldHash: contentHash(action.fields, action.links) });
   const parent = action.target ? { parentMarkId: markIdOf(ctx, action.target.object, action.target.externalId) } : {};
   return extend(item, item.keyless && ctx.windowMs > 0 ? { ...parent, windowId: windowId(ctx.adapter.name, action) } : parent);
 }

@@ -3,7 +3,7 @@
  * open (no result yet, or a retryable failure), the attempts made and which groups a failure so
  * far may have written. Shared by the write, recover and split steps of one batch.
  */
-import type { ActivityWrite, BatchContext, RecordWrite, WriteResult } from '../adapter.js';
+import type { ActivityWrite, BatchContext, LinkRef, RecordWrite, WriteResult } from '../adapter.js';
 import type { Batch } from '../batcher.js';
 import type { Held } from './types.js';
 
@@ -49,13 +49,31 @@ export interface Round {
 /** Writes merged into one, oldest event first, so the latest event's values win (input order breaks ties). */
 export const inEventOrder = <T extends Pick<Held, 'at' | 'index'>>(group: readonly T[]): T[] => [...group].sort((a, b) => a.at - b.at || a.index - b.index);
 
+/** The links of writes merged into one: every distinct link, in event order (linking only adds). */
+function unionLinks(lists: readonly (readonly LinkRef[] | undefined)[]): { links?: LinkRef[] } {
+  const seen = new Set<string>();
+  const links: LinkRef[] = [];
+  for (const list of lists) {
+    for (const link of list ?? []) {
+      const id = `${link.object}\u0000${link.externalId}`;
+      if (!seen.has(id)) {
+        seen.add(id);
+        links.push(link);
+      }
+    }
+  }
+  return links.length > 0 ? { links } : {};
+}
+
 export function openRound(batch: Batch<Held>, groups: Held[][], context: BatchContext, suspicion: Suspicion): Round {
   const writes = groups.map((group) => {
     const lead = group[0]!;
-    const fields = Object.assign({}, ...inEventOrder(group).map((i) => i.action.fields)) as RecordWrite['fields'];
+    const ordered = inEventOrder(group);
+    const fields = Object.assign({}, ...ordered.map((i) => i.action.fields)) as RecordWrite['fields'];
+    const links = unionLinks(ordered.map((i) => i.action.links));
     return batch.op === 'upsert'
-      ? ({ key: lead.key, object: batch.object, externalId: lead.action.externalId!, fields } satisfies RecordWrite)
-      : ({ key: lead.key, object: batch.object, parent: lead.action.target!, fields } satisfies ActivityWrite);
+      ? ({ key: lead.key, object: batch.object, externalId: lead.action.externalId!, fields, ...links } satisfies RecordWrite)
+      : ({ key: lead.key, object: batch.object, parent: lead.action.target!, fields, ...links } satisfies ActivityWrite);
   });
   const results: (GroupResult | undefined)[] = new Array(groups.length);
   const open = () => writes.map((_, i) => i).filter((i) => {

@@ -90,6 +90,9 @@ export interface EngineContext {
   readonly concurrency: number;
   readonly requireOccurredAt: boolean;
   readonly maxFieldLength?: number;
+  readonly maxLinks?: number;
+  /** Record object -> its link level: upserts are written lowest level first (link-levels.ts). */
+  readonly linkLevels: ReadonlyMap<string, number>;
   readonly retry?: RetryOptions;
   readonly window: DedupeWindow;
   readonly quota: QuotaPause;

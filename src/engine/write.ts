@@ -33,6 +33,8 @@ function seedParents(ctx: EngineContext, batch: Batch<Held>, written: ReadonlyMa
   const keys = new Set<string>();
   const stored = new Map<string, string>();
   for (const group of batch.groups) {
+    // Linked records are looked up as parents are: one read per object and batch, or none when known.
+    for (const item of group) for (const link of item.action.links ?? []) keys.add(parentMemoKey(link.object, link.externalId));
     const key = parentKeyOf(group);
     if (key === undefined) continue;
     keys.add(key);
@@ -245,22 +247,42 @@ function settleTogether(ctx: EngineContext, call: Call, decided: Decided[], fail
 const giveBack = (ctx: EngineContext, call: Call, batches: readonly Batch<Held>[]) =>
   releaseEntries(ctx, call, batches.flatMap((b) => b.groups.flat())).catch(() => undefined);
 
+/** Upsert batches by link level, lowest first (link-levels.ts): one wave when no record links to another. */
+function upsertWaves(ctx: EngineContext, batches: readonly Batch<Held>[]): Batch<Held>[][] {
+  const waves = new Map<number, Batch<Held>[]>();
+  for (const b of batches) {
+    if (b.op !== 'upsert') continue;
+    const level = ctx.linkLevels.get(b.object) ?? 0;
+    waves.set(level, [...(waves.get(level) ?? []), b]);
+  }
+  return [...waves.keys()].sort((a, b) => a - b).map((level) => waves.get(level)!);
+}
+
+/** The CRM ids of records this call upserted, for the creates and links that follow. */
+function learnWritten(ctx: EngineContext, decided: readonly Decided[], written: Map<string, string>): void {
+  for (const d of decided) {
+    if (d.item.op !== 'upsert' || !d.outcome.recordId || !WRITTEN.has(d.outcome.status)) continue;
+    const key = parentMemoKey(d.item.object, d.item.action.externalId!);
+    if (written.has(key)) continue;
+    written.set(key, d.outcome.recordId);
+    ctx.parents.known(key, d.outcome.recordId);
+  }
+}
+
 export async function writeStage(ctx: EngineContext, call: Call, items: readonly Held[]): Promise<Decided[]> {
   const batches = planBatches(items, ctx.adapter.capabilities.maxBatch);
   const written = new Map<string, string>();
   const decided: Decided[] = [];
+  const waves = upsertWaves(ctx, batches);
   const creates = batches.filter((b) => b.op === 'create');
-  try {
-    await writeBatches(ctx, call, batches.filter((b) => b.op === 'upsert'), written, decided);
-  } catch (error) {
-    await giveBack(ctx, call, creates);
-    throw error;
-  }
-  for (const d of decided) {
-    if (!d.outcome.recordId || !WRITTEN.has(d.outcome.status)) continue;
-    const key = parentMemoKey(d.item.object, d.item.action.externalId!);
-    written.set(key, d.outcome.recordId);
-    ctx.parents.known(key, d.outcome.recordId);
+  for (const [w, wave] of waves.entries()) {
+    try {
+      await writeBatches(ctx, call, wave, written, decided);
+    } catch (error) {
+      await giveBack(ctx, call, [...waves.slice(w + 1).flat(), ...creates]);
+      throw error;
+    }
+    learnWritten(ctx, decided, written);
   }
   await writeBatches(ctx, call, creates, written, decided);
   return decided;

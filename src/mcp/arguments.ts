@@ -23,6 +23,8 @@ export interface ToolArgs {
   occurredAt?: string;
   /** create tools: the label separating two different activities on one record. */
   intent?: string;
+  /** Further records the record or activity is associated with. */
+  links?: { object: string; externalId: string }[];
 }
 
 function issuesOf(tool: ToolSpec, error: z.ZodError): ValidationIssue[] {
@@ -66,5 +68,6 @@ export function toAction(tool: ToolSpec, args: ToolArgs, source: string, callTim
     ...(tool.op === 'upsert' ? { externalId: args.externalId! } : { target: args.target! }),
     ...(args.intent !== undefined ? { intent: args.intent } : {}),
     fields,
+    ...(args.links !== undefined ? { links: args.links } : {}),
   };
 }

@@ -6,7 +6,7 @@
  */
 import { z } from 'zod';
 import { actionSchema, fieldValueSchema } from '../../schemas/action.js';
-import type { ObjectSpec } from '../../schemas/objects.js';
+import { DEFAULT_MAX_LINKS, type ObjectSpec } from '../../schemas/objects.js';
 import { ConfigError } from '../errors.js';
 import { DEFAULT_BUCKET_MS } from '../key.js';
 import { OutcomeStatus } from '../outcome.js';
@@ -55,6 +55,21 @@ const idempotencyKey = (what: string) =>
     `Your key for this ${what}: any string you choose once per intended action (a UUID, or your task id + step). Calling again with the same key returns the first result and writes nothing, even if the other arguments changed. Reusing it for a different record is refused.`,
   );
 
+/** `links` of a tool whose object may be associated with these record objects (none: no argument). */
+function linksArg(object: string, allowed: readonly string[]) {
+  if (allowed.length === 0) return {};
+  const link = z.strictObject({
+    object: z.enum(allowed as [string, ...string[]]).describe('The kind of record to associate.'),
+    externalId: idSchema.describe('That record\'s externalId (as given to its upsert tool).'),
+  });
+  return {
+    links: z.array(link).optional().describe(
+      `Other records this ${object} is associated with (${allowed.join(', ')}), by externalId: at most ${DEFAULT_MAX_LINKS}. ` +
+      'Linking only adds associations, it never removes one; write the linked records first (their upsert tools).',
+    ),
+  };
+}
+
 const occurredAt = shape.occurredAt.unwrap().optional().describe('When the event behind this call happened (ISO 8601 with offset). Default: the time of the call.');
 
 function upsertTool(object: string, spec: ObjectSpec, o: ToolSchemaOptions): ToolSpec {
@@ -71,6 +86,7 @@ function upsertTool(object: string, spec: ObjectSpec, o: ToolSchemaOptions): Too
     input: z.strictObject({
       externalId: idSchema.describe(`Your id for this ${object}: the value of its external-id field in ${o.crm}.`),
       fields: fieldsSchema(object, spec, o.crm),
+      ...linksArg(object, spec.links ?? []),
       idempotencyKey: idempotencyKey(`write`),
       occurredAt,
     }),
@@ -97,6 +113,7 @@ function createTool(object: string, spec: ObjectSpec, parents: [string, ...strin
         })
         .describe(`The record this ${object} attaches to.`),
       fields: fieldsSchema(object, spec, o.crm),
+      ...(parents.length > 1 ? linksArg(object, parents) : {}),
       idempotencyKey: idempotencyKey(object),
       occurredAt,
       intent: shape.intent.unwrap().optional().describe(`A label telling apart two different ${object}s on one record at the same time (e.g. "call-summary" and "follow-up"); part of what makes two keyless calls the same.`),
@@ -108,7 +125,7 @@ function createTool(object: string, spec: ObjectSpec, parents: [string, ...strin
 export function toolSpecs(objects: Readonly<Record<string, ObjectSpec>>, options: ToolSchemaOptions): ToolSpec[] {
   const tools: ToolSpec[] = [];
   for (const [object, spec] of Object.entries(objects)) {
-    if (spec.kind === 'record') tools.push(upsertTool(object, spec, options));
+    if (spec.kind === 'record') tools.push(upsertTool(object, { ...spec, links: (spec.links ?? []).filter((l) => objects[l]?.kind === 'record') }, options));
     else {
       const parents = (spec.parents ?? []).filter((p) => objects[p]?.kind === 'record');
       // An activity with no parent record configured cannot be created: no tool.

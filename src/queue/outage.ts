@@ -10,7 +10,7 @@
  * job at most the attempts spent before the outage was seen, and fills no failed set, whatever
  * else is on the queue.
  */
-import { PARENT_DEFERRED, PARENT_NOT_FOUND } from '../engine/defer.js';
+import { LINK_NOT_FOUND, PARENT_DEFERRED, PARENT_NOT_FOUND } from '../engine/defer.js';
 
 export interface OutageOptions {
   /** Event jobs in a row that got no answer from the CRM before it counts as down. Default 3. */
@@ -76,8 +76,8 @@ interface Evidence {
   error?: { retryable?: boolean; vendorCode?: string };
 }
 
-/** An activity failed for its parent's sake (absent, or held back): no request of its own was answered or not. */
-const PARENT_CODES = new Set([PARENT_NOT_FOUND, PARENT_DEFERRED]);
+/** A write failed for another record's sake (its parent or a linked record absent, or held back): no evidence either way. */
+const PARENT_CODES = new Set([PARENT_NOT_FOUND, PARENT_DEFERRED, LINK_NOT_FOUND]);
 
 export function evidenceOf(outcomes: readonly Evidence[]): CrmEvidence {
   let unanswered = false;

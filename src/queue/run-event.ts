@@ -18,7 +18,7 @@
  *                         decides whether the job spends an attempt
  */
 import { DelayedError, RateLimitError, UnrecoverableError, type Job } from 'bullmq';
-import { PARENT_DEFERRED, PARENT_NOT_FOUND } from '../engine/defer.js';
+import { LINK_NOT_FOUND, PARENT_DEFERRED, PARENT_NOT_FOUND } from '../engine/defer.js';
 import { guardedSteps, type HandleContext, type HandlerAction, type HandleResult } from '../engine/guarded.js';
 import { CrmSyncError, ErrorCode, plainMessage, redact } from '../errors.js';
 import type { LedgerClock } from '../ledger/clock.js';
@@ -86,12 +86,12 @@ function onlyFailedBy(result: HandleResult, actions: readonly HandlerAction[], c
   return bad.some(({ o }) => cause(o)) && bad.every(({ o, a }) => cause(o) || (o.status === 'failed' && a?.target !== undefined && caused.has(refKey(a.target.object, a.target.externalId))));
 }
 
-/** The codes of an activity refused because its parent record is not there (or not known) yet. */
-const PARENT_ABSENT = new Set([PARENT_NOT_FOUND, PARENT_DEFERRED]);
+/** The codes of a write refused because another record it needs (its parent, a linked record) is not there (or not known) yet. */
+const PARENT_ABSENT = new Set([PARENT_NOT_FOUND, PARENT_DEFERRED, LINK_NOT_FOUND]);
 
 /**
- * Every failure is an activity whose parent record does not exist yet, and no record of this event
- * failed: what it needs is another event (webhooks arrive in any order), not another attempt. An
+ * Every failure is an activity whose parent record does not exist yet, or a write whose linked
+ * record does not, and no record of this event failed otherwise: what it needs is another event (webhooks arrive in any order), not another attempt. An
  * activity whose parent another worker is writing (`in_flight`) waits for the same thing.
  */
 function onlyParentsAbsent(result: HandleResult, actions: readonly HandlerAction[]): boolean {

@@ -5,6 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { runCallsBench } from '../../bench/calls.js';
+import { runSalesCalls } from '../../bench/sales-call.js';
 
 interface Run {
   crm: string;
@@ -36,4 +37,15 @@ describe('bench:calls (short)', () => {
     expect(hubspot!.secondRunCalls).toBe(0);
     expect(salesforce!.secondRunCalls).toBe(0);
   });
+
+  it('writes N sales calls (company, contact, deal, note with three associations, task) at the floor the batch limits imply, and 0 calls again', async () => {
+    for (const crm of ['hubspot', 'salesforce'] as const) {
+      const run = await runSalesCalls(crm, 250);
+      // HubSpot: 8 requests per 100 events (5 writes, 3 association calls); Salesforce: 5 per 200.
+      expect(run.floor).toBe(crm === 'hubspot' ? 24 : 10);
+      expect(run.calls).toBe(run.floor);
+      expect(run.secondRunCalls).toBe(0);
+    }
+  });
 });
+

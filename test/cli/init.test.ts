@@ -110,6 +110,39 @@ describe('crm-upsert init and fake-server', () => {
     expect((await server.done).code).toBe(130);
   });
 
+  it.each([
+    ['hubspot', (url: string) => ({ HUBSPOT_ACCESS_TOKEN: 'any-token', url })],
+    ['salesforce', (url: string) => ({ SF_INSTANCE_URL: url, SF_ACCESS_TOKEN: 'any-token' })],
+  ] as const)('%s --template sales: the whole call graph once, again with 0 API calls, check-setup passes the links', async (crm, envOf) => {
+    const dir = tempDir();
+    const init = await runCli(['init', '--crm', crm, '--template', 'sales'], { cwd: dir });
+    expect(init.code, init.stderr).toBe(0);
+    expect(init.stdout).toContain('objects company, contact, deal, note, task');
+    expect(init.stdout).toContain(`crm-upsert fake-server --crm ${crm} --template sales`);
+    const lines = readFileSync(join(dir, 'actions.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { links?: unknown[] });
+    expect(lines.filter((l) => l.links !== undefined).length).toBeGreaterThanOrEqual(3);
+
+    const { server, url, banner } = await startFakeServer(crm, dir, ['--template', 'sales']);
+    servers.push(server);
+    await expect.poll(banner).toContain('export ');
+    // The banner's section is the starter's, objects and links included, pointed at the fake.
+    const shown = banner().slice(banner().indexOf('the sales starter\'s section):\n') + 'the sales starter\'s section):\n'.length);
+    const section = (JSON.parse(`{${shown.slice(0, shown.indexOf('\n\n'))}}`) as Record<string, { objects: Record<string, { links?: object }> }>)[crm]!;
+    expect(section.objects.contact!.links).toBeDefined();
+    const configPath = join(dir, 'crm-upsert.config.json');
+    const config = JSON.parse(readFileSync(configPath, 'utf8')) as Record<string, unknown>;
+    writeFileSync(configPath, JSON.stringify({ ...config, [crm]: section }, null, 2));
+    const { url: _url, ...env } = envOf(url) as Record<string, string>;
+
+    const first = await runCli(['sync', 'actions.jsonl'], { cwd: dir, env });
+    expect(first.code, first.stderr).toBe(0);
+    expect(summaryOf(first.stdout)).toMatchObject({ actions: lines.length, problems: 0, counts: { created: lines.length - 1, replayed: 1 } });
+    const second = await runCli(['sync', 'actions.jsonl'], { cwd: dir, env });
+    expect(summaryOf(second.stdout)).toMatchObject({ apiCalls: 0, problems: 0 });
+    const setup = await runCli(['check-setup'], { cwd: dir, env });
+    expect(setup.code, setup.stdout + setup.stderr).toBe(0);
+  });
+
   it('refuses to overwrite the config or the actions, naming the file', async () => {
     const dir = tempDir();
     expect((await runCli(['init'], { cwd: dir })).code).toBe(0);

@@ -12,12 +12,15 @@ interface StoredRecord {
   id: string;
   externalId: string;
   fields: Fields;
+  /** Linked records' ids (`object:id`); linking only adds. */
+  links: Set<string>;
 }
 interface StoredActivity {
   id: string;
   key: string;
   parentId: string;
   fields: Fields;
+  links: string[];
 }
 
 export interface MemoryCrmOptions {
@@ -40,6 +43,8 @@ export function memoryCrm(options: MemoryCrmOptions = {}) {
   const records = new Map<string, Map<string, StoredRecord>>();
   const activities = new Map<string, StoredActivity[]>();
   const calls = { upsert: 0, create: 0, find: 0 };
+  /** The object of each upsert call, in order: which records went out first. */
+  const upsertOrder: string[] = [];
   const queued: { fault: MemoryFault; times: number; op?: 'upsert' | 'create' | 'find' }[] = [];
   /** External ids the CRM rejects: any batch containing one fails whole with a 400 (HubSpot-like). */
   const rejectExternalIds = new Set<string>();
@@ -93,6 +98,7 @@ export function memoryCrm(options: MemoryCrmOptions = {}) {
     objects,
     async upsertRecords(object: string, writes: RecordWrite[]): Promise<WriteResult[]> {
       calls.upsert += 1;
+      upsertOrder.push(object);
       return withFaults('upsert', () => {
         const bad = writes.find((w) => rejectExternalIds.has(w.externalId));
         if (bad) throw err(`Property values were not valid: ${bad.externalId}`, 'permanent', { status: 400, splittable: true });
@@ -101,16 +107,17 @@ export function memoryCrm(options: MemoryCrmOptions = {}) {
           if (ids.has(w.externalId)) throw err(`duplicate id ${w.externalId} in batch`, 'permanent', { status: 400 });
           ids.add(w.externalId);
         }
-        return writes.map((w) => {
+        return writes.map((w): WriteResult => {
           const t = table(object);
-          const existing = t.get(w.externalId);
-          if (existing) {
-            Object.assign(existing.fields, w.fields);
-            return { ok: true as const, recordId: existing.id, created: false };
-          }
-          const rec = { id: String(nextId++), externalId: w.externalId, fields: { ...w.fields } };
-          t.set(w.externalId, rec);
-          return { ok: true as const, recordId: rec.id, created: true };
+          let rec = t.get(w.externalId);
+          const created = !rec;
+          if (rec) Object.assign(rec.fields, w.fields);
+          else t.set(w.externalId, (rec = { id: String(nextId++), externalId: w.externalId, fields: { ...w.fields }, links: new Set() }));
+          // The record is written; each link whose record exists is added, a missing one fails the write.
+          const missing = (w.links ?? []).filter((l) => !table(l.object).has(l.externalId));
+          for (const l of w.links ?? []) if (table(l.object).has(l.externalId)) rec.links.add(`${l.object}:${table(l.object).get(l.externalId)!.id}`);
+          if (missing.length > 0) return { ok: false, error: err(`link ${missing[0]!.object} ${missing[0]!.externalId} does not exist`, 'permanent', { vendorCode: 'LINK_NOT_FOUND' }) };
+          return { ok: true, recordId: rec.id, created };
         });
       });
     },
@@ -120,12 +127,15 @@ export function memoryCrm(options: MemoryCrmOptions = {}) {
         writes.map((w): WriteResult => {
           const parent = table(w.parent.object).get(w.parent.externalId);
           if (!parent) return { ok: false, error: err(`parent ${w.parent.object} ${w.parent.externalId} does not exist`, 'permanent', { vendorCode: 'PARENT_NOT_FOUND' }) };
+          const missing = (w.links ?? []).find((l) => !table(l.object).has(l.externalId));
+          if (missing) return { ok: false, error: err(`link ${missing.object} ${missing.externalId} does not exist`, 'permanent', { vendorCode: 'LINK_NOT_FOUND' }) };
+          const links = (w.links ?? []).map((l) => `${l.object}:${table(l.object).get(l.externalId)!.id}`);
           const l = list(object);
           if (adapter.capabilities.nativeActivityUpsert) {
             const existing = l.find((a) => a.key === w.key);
             if (existing) return { ok: true, recordId: existing.id, created: false };
           }
-          const act = { id: String(nextId++), key: w.key, parentId: parent.id, fields: { ...w.fields } };
+          const act = { id: String(nextId++), key: w.key, parentId: parent.id, fields: { ...w.fields }, links };
           l.push(act);
           return { ok: true, recordId: act.id, created: true };
         }),
@@ -147,6 +157,7 @@ export function memoryCrm(options: MemoryCrmOptions = {}) {
   return {
     adapter,
     calls,
+    upsertOrder,
     rejectExternalIds,
     records: (object: string) => [...table(object).values()],
     activities: (object: string) => [...list(object)],

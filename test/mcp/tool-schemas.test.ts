@@ -101,3 +101,37 @@ describe('toAction', () => {
     expect(toAction(tool('create_note'), { target: { object: 'contact', externalId: 'c' }, fields: {}, occurredAt: '2026-11-30T08:00:00Z' }, 's', call).occurredAt).toBe('2026-11-30T08:00:00Z');
   });
 });
+
+describe('links on the tools', () => {
+  const sales: Record<string, ObjectSpec> = {
+    company: { kind: 'record', fields: ['name'] },
+    contact: { kind: 'record', fields: ['email'], links: ['company'] },
+    deal: { kind: 'record', fields: ['dealname'], links: ['contact', 'company'] },
+    note: { kind: 'activity', fields: ['hs_note_body'], parents: ['contact', 'company', 'deal'] },
+    task: { kind: 'activity', fields: ['hs_task_subject'], parents: ['deal'] },
+  };
+  const specs = toolSpecs(sales, { crm: 'HubSpot', windowMs: 600_000 });
+  const find = (name: string) => specs.find((t) => t.name === name)!;
+  type Json = { properties: Record<string, { items?: { properties: { object: { enum: string[] } }; additionalProperties: boolean } }> };
+  const linkEnum = (name: string) => (z.toJSONSchema(find(name).input) as unknown as Json).properties.links?.items?.properties.object.enum;
+
+  it('offers links with the objects each one may be associated with, and none where there are none', () => {
+    expect(linkEnum('upsert_contact')).toEqual(['company']);
+    expect(linkEnum('upsert_deal')).toEqual(['contact', 'company']);
+    expect(linkEnum('create_note')).toEqual(['contact', 'company', 'deal']);
+    expect(linkEnum('upsert_company')).toBeUndefined();
+    expect(linkEnum('create_task')).toBeUndefined();
+    expect((z.toJSONSchema(find('upsert_deal').input) as unknown as Json).properties.links!.items!.additionalProperties).toBe(false);
+  });
+
+  it('turns links into the action, and refuses an object the tool does not offer', () => {
+    const deal = find('upsert_deal');
+    const parsed = parseArgs(deal, { externalId: 'd-1', fields: { dealname: 'Renewal' }, links: [{ object: 'company', externalId: 'acme' }], idempotencyKey: 'k1' });
+    if (!parsed.ok) throw new Error('expected valid arguments');
+    expect(toAction(deal, parsed.args, 'mcp:agent', '2026-12-01T10:00:00Z')).toMatchObject({ op: 'upsert', object: 'deal', links: [{ object: 'company', externalId: 'acme' }] });
+    const bad = parseArgs(deal, { externalId: 'd-1', fields: {}, links: [{ object: 'note', externalId: 'n' }] });
+    expect(bad.ok).toBe(false);
+    if (!bad.ok) expect(bad.issues[0]!.path).toBe('links.0.object');
+  });
+});
+

@@ -4,7 +4,7 @@
  * which runs wait at all (another worker holding what did not complete, or absent parents).
  */
 import { describe, expect, it } from 'vitest';
-import { PARENT_DEFERRED, PARENT_NOT_FOUND } from '../../src/engine/defer.js';
+import { LINK_NOT_FOUND, PARENT_DEFERRED, PARENT_NOT_FOUND } from '../../src/engine/defer.js';
 import type { HandleResult, HandlerAction } from '../../src/engine/guarded.js';
 import { PARENT_IN_FLIGHT } from '../../src/engine/parent-held.js';
 import { ErrorCode } from '../../src/errors.js';
@@ -49,6 +49,13 @@ describe('waitsFor: what an event job that did not complete waits for, no attemp
   it('waits for the parent\'s event when the others failed as parent-absent, with held ones among them', () => {
     expect(waitsFor(run('failed', [outcome('in_flight', PARENT_IN_FLIGHT), outcome('failed', PARENT_NOT_FOUND)]), [note, note])).toBe('parent');
     expect(waitsFor(run('failed', [outcome('created'), outcome('failed', PARENT_DEFERRED)]), [contact, note])).toBe('parent');
+  });
+
+  it('waits for the linked record\'s event when a record or an activity failed only because a record it links to is absent', () => {
+    const linkedNote = { ...note, target: { object: 'contact', externalId: 'c-1' } } as HandlerAction;
+    // The contact links to a company no event has written yet; its note fails with it.
+    expect(waitsFor(run('failed', [outcome('failed', LINK_NOT_FOUND), outcome('failed', PARENT_NOT_FOUND)]), [contact, linkedNote])).toBe('parent');
+    expect(waitsFor(run('failed', [outcome('created'), outcome('failed', LINK_NOT_FOUND)]), [contact, note])).toBe('parent');
   });
 
   it('waits for nothing once an action failed for a reason of its own, or when the run completed', () => {

@@ -28,6 +28,10 @@ const target = fc.oneof(
   fc.constantFrom(undefined, null, 'c-1'),
 );
 const optional = <T>(arb: fc.Arbitrary<T>) => fc.option(arb, { nil: undefined });
+const links = fc.oneof(
+  fc.array(target, { maxLength: 3 }),
+  fc.constantFrom(null, 'company', {}, Array.from({ length: 100 }, (_, i) => ({ object: 'company', externalId: `co-${i}` })), Array.from({ length: 101 }, (_, i) => ({ object: 'company', externalId: `co-${i}` }))),
+);
 const action = fc.record({
   source: fc.oneof(edgeString, fc.constant('zendesk')),
   eventId: optional(fc.oneof(edgeString, fc.constant('evt-1'))),
@@ -38,6 +42,7 @@ const action = fc.record({
   target: optional(target),
   intent: optional(edgeString),
   fields,
+  links: optional(links),
   extra: optional(edgeString),
 }, { requiredKeys: [] });
 
@@ -49,8 +54,10 @@ const valid = fc.record({
   upsert: fc.boolean(),
   intent: optional(fc.constantFrom('welcome', 'follow-up')),
   fields: fc.dictionary(fc.constantFrom('email', 'firstname', 'hs_note_body', 'Subject'), fc.oneof(fc.string({ maxLength: 10 }), fc.integer(), fc.boolean(), fc.constant(null)), { maxKeys: 3 }),
+  links: optional(fc.array(fc.record({ object: fc.constantFrom('company', 'deal'), externalId: fc.constantFrom('acme', 'd-1', 'é') }), { maxLength: 3 })),
 }).map(({ upsert, ...a }) => {
   const out: Record<string, unknown> = Object.fromEntries(Object.entries(a).filter(([, v]) => v !== undefined));
+  if (a.links) out.links = a.links.map((l) => ({ ...l }));
   out.fields = Object.fromEntries(Object.entries(a.fields).filter(([, v]) => typeof v !== 'string' || (v as unknown as { isWellFormed(): boolean }).isWellFormed()));
   return upsert ? { ...out, op: 'upsert', object: 'contact', externalId: 'c-1' } : { ...out, op: 'create', object: 'note', target: { object: 'contact', externalId: 'c-1' } };
 });

@@ -1,0 +1,48 @@
+/**
+ * fakeSalesforce's `GET /sobjects/{name}/describe` body: the field properties check-setup and
+ * the adapter's users read, in Salesforce's shapes (DescribeSObjectResult / Field, as jsforce
+ * 3.10.16 types them). A lookup answers `type: 'reference'`, the sObjects it may hold in
+ * `referenceTo` and its `relationshipName` (`AccountId` -> `Account`, `WhoId` -> `Who`,
+ * custom `Partner__c` -> `Partner__r`); a lookup to several sObjects is `polymorphicForeignKey`.
+ */
+import type { FakeFieldOptions } from './salesforce-fake-references.js';
+
+/** A field as the org defines it. */
+export interface DescribedField extends Required<Pick<FakeFieldOptions, 'type' | 'externalId' | 'unique' | 'caseSensitive' | 'required' | 'createable' | 'updateable'>> {
+  name: string;
+  referenceTo: string[];
+}
+
+const relationshipOf = (f: DescribedField): string | null => {
+  if (f.type !== 'reference') return null;
+  if (f.name.endsWith('__c')) return `${f.name.slice(0, -3)}__r`;
+  return f.name.endsWith('Id') ? f.name.slice(0, -2) : null;
+};
+
+export function describeSObject(name: string, fields: readonly DescribedField[]): Record<string, unknown> {
+  return {
+    name,
+    label: name,
+    custom: name.endsWith('__c'),
+    createable: true,
+    updateable: true,
+    queryable: true,
+    fields: fields.map((f) => ({
+      name: f.name,
+      label: f.name,
+      type: f.type,
+      externalId: f.externalId,
+      unique: f.unique,
+      caseSensitive: f.caseSensitive,
+      idLookup: f.externalId || f.name === 'Id',
+      nillable: !f.required && f.name !== 'Id',
+      createable: f.createable,
+      updateable: f.updateable,
+      length: f.type === 'string' ? 255 : f.type === 'reference' || f.type === 'id' ? 18 : 0,
+      referenceTo: f.referenceTo,
+      relationshipName: relationshipOf(f),
+      polymorphicForeignKey: f.referenceTo.length > 1,
+      cascadeDelete: false,
+    })),
+  };
+}
