@@ -28,7 +28,7 @@
 import { extend } from '../extend.js';
 import type { Outcome } from '../outcome.js';
 import { heldOrPossiblyWritten, lookUpAhead, readsAhead } from './claim.js';
-import { knownParents, parentOf } from './defer.js';
+import { knownParents, refsOf } from './defer.js';
 import { prepareAll } from './prepare.js';
 import { repeatOutcome, splitRepeats } from './repeats.js';
 import type { EngineContext, Planned } from './types.js';
@@ -97,16 +97,17 @@ async function runWork(run: RunLooked, work: readonly Planned[], later?: Planned
 }
 
 /**
- * Takes from `later` the items whose parent this Sync knows now (they go out with no parent read),
+ * Takes from `later` the items whose parent and links this Sync knows now (they go out with no read),
  * when there are at least `min` of them; otherwise leaves `later` as it is.
  */
 function takeReady(ctx: EngineContext, later: Planned[], min: number): Planned[] {
-  const known = knownParents(ctx, later.map((item) => parentOf(item)!));
-  if (later.filter((item) => known.has(parentOf(item)!)).length < min) return [];
+  const known = knownParents(ctx, later.flatMap(refsOf));
+  const isReady = (item: Planned) => refsOf(item).every((ref) => known.has(ref));
+  if (later.filter(isReady).length < min) return [];
   const ready: Planned[] = [];
   let kept = 0;
   for (const item of later) {
-    if (known.has(parentOf(item)!)) ready.push(item);
+    if (isReady(item)) ready.push(item);
     else later[kept++] = item;
   }
   later.length = kept;

@@ -11,6 +11,9 @@
  * mark again (another worker may have written the parent meanwhile). What is still unknown then
  * is read from the CRM together, in full batches.
  *
+ * A create's links count as its parent does: held back while one of them is not known to this
+ * Sync (a link has no mark to read, so a record written by another process is read at the end).
+ *
  * Not held back: keyless creates (their dedupe-window slot is part of the call), claims taken
  * over from another holder (their create may have reached the CRM: they go on to their lookup),
  * and anything when the Sync does not retry failed entries (the walk's second claim would not take
@@ -31,6 +34,12 @@ export const PARENT_DEFERRED = 'PARENT_DEFERRED';
 export const parentOf = (item: Planned): string | undefined =>
   item.action.target ? parentMemoKey(item.action.target.object, item.action.target.externalId) : undefined;
 
+/** The memo keys of the records an item's create needs: its target, then its links. */
+export const refsOf = (item: Planned): string[] => [
+  ...(item.action.target ? [parentMemoKey(item.action.target.object, item.action.target.externalId)] : []),
+  ...(item.action.op === 'create' ? (item.action.links ?? []).map((l) => parentMemoKey(l.object, l.externalId)) : []),
+];
+
 /** The parents among these that this Sync knows the CRM id of right now. */
 export const knownParents = (ctx: EngineContext, keys: Iterable<string>): ReadonlySet<string> => new Set(ctx.parents.seed(keys).memo.keys());
 
@@ -40,22 +49,24 @@ export function deferStage(ctx: EngineContext, items: readonly Held[]): { pass: 
   const parents = new Set<string>();
   for (const item of items) {
     if (item.op === 'upsert' && item.action.externalId !== undefined) upserted.add(parentMemoKey(item.object, item.action.externalId));
-    const parent = parentOf(item);
-    if (parent !== undefined) parents.add(parent);
+    for (const ref of refsOf(item)) parents.add(ref);
   }
   if (parents.size === 0) return { pass: [...items], deferred: [] };
   const known = knownParents(ctx, parents);
   const pass: Held[] = [];
   const deferred: Decided[] = [];
+  // The target's CRM id may also come from its mark (read with the claim); a link's only from this Sync.
+  const isKnown = (item: Held, ref: string, i: number) => known.has(ref) || upserted.has(ref) || (i === 0 && item.ledgerParentId !== undefined);
   for (const item of items) {
-    const parent = parentOf(item);
-    const unknown = parent !== undefined && !item.keyless && !item.recovered && item.ledgerParentId === undefined && !known.has(parent) && !upserted.has(parent);
-    if (!unknown) {
+    const refs = refsOf(item);
+    const missing = item.keyless || item.recovered ? -1 : refs.findIndex((ref, i) => !isKnown(item, ref, i));
+    if (missing < 0) {
       pass.push(item);
       continue;
     }
-    const target = item.action.target!;
-    const error = new CrmError(`parent ${target.object} ${JSON.stringify(target.externalId)} is not known yet: the create was held back until it is, and not sent`, {
+    const ref = missing === 0 ? item.action.target! : item.action.links![missing - 1]!;
+    const role = missing === 0 ? 'parent' : 'linked';
+    const error = new CrmError(`${role} ${ref.object} ${JSON.stringify(ref.externalId)} is not known yet: the create was held back until it is, and not sent`, {
       vendor: ctx.adapter.name, kind: CrmErrorKind.transient, vendorCode: PARENT_DEFERRED,
     });
     deferred.push({ item, outcome: { key: item.key, status: 'failed', error: error.toJSON(), attempts: 0 } });

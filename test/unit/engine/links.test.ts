@@ -157,4 +157,22 @@ describe('links', () => {
     expect(deriveKey({ ...base, links: [a, b] })).toBe(deriveKey({ ...base, links: [b, a] }));
     expect(deriveKey({ ...base, links: [] })).toBe(deriveKey(base));
   });
+
+  it('holds back a walked create whose link is not known yet, and writes it with the link once the linked record is written', async () => {
+    const { crm, sync } = setup();
+    const plainContact = { ...contact([], 'evt-ada'), links: undefined };
+    const noteOnAcme = { ...note, links: [{ object: 'company', externalId: 'acme' }] };
+    const filler = (i: number) => company(`filler-${i}`);
+    // The note comes before its linked company, in another call of the walk.
+    const inputs = [plainContact, noteOnAcme, ...Array.from({ length: 4 }, (_, i) => filler(i)), company()];
+    const outcomes: string[] = [];
+    for await (const settled of sync.applyEach(inputs, { batchSize: 2 })) for (const { index, outcome } of settled) outcomes[index] = outcome.status;
+    expect(outcomes).toEqual(inputs.map(() => 'created'));
+    const acme = crm.records('company').find((r) => r.externalId === 'acme')!;
+    expect(crm.activities('note')).toHaveLength(1);
+    expect(crm.activities('note')[0]!.links).toEqual([`company:${acme.id}`]);
+    // Sent once, after the company: never failed on the missing link.
+    expect(crm.calls.create).toBe(1);
+  });
 });
+
