@@ -172,7 +172,7 @@ export function hubspotAdapter(options: HubSpotAdapterOptions): CrmAdapter {
   return {
     name: VENDOR,
     capabilities: { maxBatch: 100, nativeActivityUpsert: false },
-    objects: engineObjects(o.objects),
+    objects: engineObjects(o.objects, { ...(o.fieldDefinitions ? { definitions: o.fieldDefinitions } : {}), vendor: 'hubspotAdapter' }),
 
     async upsertRecords(object: string, writes: RecordWrite[], context?: BatchContext): Promise<WriteResult[]> {
       const c = config(object, 'record');

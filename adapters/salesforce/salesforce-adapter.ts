@@ -205,7 +205,7 @@ export function salesforceAdapter(options: SalesforceAdapterOptions): Salesforce
   return {
     name: VENDOR,
     capabilities: { maxBatch: MAX_BATCH, nativeActivityUpsert: true },
-    objects: engineObjects(opts.objects, { slotted: true }),
+    objects: engineObjects(opts.objects, { slotted: true, ...(opts.fieldDefinitions ? { definitions: opts.fieldDefinitions } : {}), vendor: 'salesforce' }),
     connection: conn,
 
     async upsertRecords(object: string, writes: RecordWrite[], context?: BatchContext): Promise<WriteResult[]> {
