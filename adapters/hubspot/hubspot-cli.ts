@@ -89,13 +89,13 @@ export const hubspotCli: VendorCli<HubSpotConfig> = {
   secretEnv: [HUBSPOT_TOKEN_ENV],
   dryRunEnv: { [HUBSPOT_TOKEN_ENV]: 'dry-run-sends-nothing' },
 
-  async buildAdapter(hs, env, { rateBudget }) {
+  async buildAdapter(hs, env, { rateBudget, fieldDefinitions }) {
     // First: without @hubspot/api-client (an optional peer) this throws the ConfigError naming what to install.
     const { hubspotAdapter } = await import('./hubspot-adapter.js');
     const accessToken = env[HUBSPOT_TOKEN_ENV];
     if (!accessToken) throw new ConfigError(`${HUBSPOT_TOKEN_ENV} is not set: export the private-app access token in the environment (it never goes in the config file)`);
     registerSecret(accessToken);
-    return hubspotAdapter({ accessToken, objects: hs.objects, ...(hs.basePath ? { basePath: hs.basePath } : {}), ...(hs.rateLimit ? { rateLimit: hs.rateLimit } : {}), ...(rateBudget ? { rateBudget } : {}) });
+    return hubspotAdapter({ accessToken, objects: hs.objects, ...(hs.basePath ? { basePath: hs.basePath } : {}), ...(hs.rateLimit ? { rateLimit: hs.rateLimit } : {}), ...(rateBudget ? { rateBudget } : {}), ...(fieldDefinitions ? { fieldDefinitions } : {}) });
   },
 
   previewRequest(hs, action, key) {

@@ -87,7 +87,7 @@ export interface VendorCli<Section> {
   readonly dryRunEnv: Readonly<Record<string, string>>;
 
   /** The adapter the section describes, credentials from `env`. */
-  buildAdapter(section: Section, env: NodeJS.ProcessEnv, options: { rateBudget?: RateBudget }): Promise<CrmAdapter>;
+  buildAdapter(section: Section, env: NodeJS.ProcessEnv, options: { rateBudget?: RateBudget; fieldDefinitions?: FieldDefinitionsFile }): Promise<CrmAdapter>;
   /** The request the adapter would send for `action` under `key`, from the adapter's own request builders. */
   previewRequest(section: Section, action: Action, key: string): RequestPreview;
   /** Verify (or, with `create`, create) the id, key and allowlisted fields through the CRM API. */

@@ -91,7 +91,7 @@ export const salesforceCli: VendorCli<SalesforceConfig> = {
   secretEnv: [SALESFORCE_TOKEN_ENV],
   dryRunEnv: { [SALESFORCE_TOKEN_ENV]: 'dry-run-sends-nothing', [SALESFORCE_INSTANCE_ENV]: 'https://dry-run.invalid' },
 
-  async buildAdapter(sf, env, { rateBudget }) {
+  async buildAdapter(sf, env, { rateBudget, fieldDefinitions }) {
     // First: without jsforce (an optional peer) this throws the ConfigError naming what to install.
     const { salesforceAdapter } = await import('./salesforce-adapter.js');
     const accessToken = env[SALESFORCE_TOKEN_ENV];
@@ -103,6 +103,7 @@ export const salesforceCli: VendorCli<SalesforceConfig> = {
       accessToken,
       instanceUrl,
       objects: sf.objects,
+      ...(fieldDefinitions ? { fieldDefinitions } : {}),
       ...(sf.apiVersion ? { apiVersion: sf.apiVersion } : {}),
       ...(sf.dailyLimitShare !== undefined ? { dailyLimitShare: sf.dailyLimitShare } : {}),
       ...(sf.allowDuplicateSave !== undefined ? { allowDuplicateSave: sf.allowDuplicateSave } : {}),
