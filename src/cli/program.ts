@@ -68,7 +68,7 @@ export function buildProgram(setExit: (code: number) => void): Command {
     .addOption(new Option('--crm <crm>', 'which fake CRM').choices(VENDOR_NAMES).makeOptionMandatory())
     .addOption(new Option('--port <n>', 'listen on this port (default: a free one)').argParser(positiveInt))
     .option('--faults <json>', 'seeded faults, e.g. \'{"lostResponse":0.1,"seed":7}\'')
-    .addOption(new Option('--template <name>', 'print the whole config section of this starter (objects included) instead of its first line').choices(TEMPLATES))
+    .addOption(new Option('--template <name>', 'print the whole config section of this starter, objects included (default: only the section\'s first line)').choices(TEMPLATES))
     .action(async (opts: { crm: string; port?: number; faults?: string; template?: Template }) => setExit(await fakeServerCommand(opts)));
 
   program
