@@ -217,6 +217,10 @@ export const callResultSchema = z.object({
     })
     .optional()
     .describe('What protects a call made without an idempotencyKey: identical creates in the same time bucket, or within the window of each other, are one; an upsert is written unless the record already holds its values.'),
+  normalized: z
+    .array(z.object({ field: z.string(), from: z.unknown(), to: z.union([z.string(), z.number(), z.boolean(), z.null()]) }))
+    .optional()
+    .describe('Values of this call brought to the CRM\'s form before the write (what you sent, what was written): send them that way next time.'),
 });
 export type CallResult = z.infer<typeof callResultSchema>;
 
