@@ -24,6 +24,9 @@ interface FieldDef extends Required<Pick<FakeFieldOptions, 'type' | 'externalId'
   defaultValue?: string;
 }
 
+/** Salesforce faults beyond the shared ones. */
+export type SalesforceFault = 'json_parser_error';
+
 export type FakeRecord = Record<string, unknown> & { Id: string };
 
 interface SObjectState {
@@ -193,6 +196,15 @@ export class FakeSalesforceState implements FakeVendor {
     this.used += 1;
     return this.withLimit(this.route(req));
   }
+
+  /**
+   * Salesforce's own faults, injectable with `failNext`: `json_parser_error` is a whole-request 400
+   * JSON_PARSER_ERROR that names no value of the request ("No such column 'Quantitay__c' on sobject
+   * of type OBO_Line_Item__c at [line:53, column:23]", quoted in a public integration's error guide).
+   */
+  readonly faults: Record<SalesforceFault, (req: FakeRequest) => FakeResponse> = {
+    json_parser_error: () => this.withLimit(wire(400, 'JSON_PARSER_ERROR', "No such column 'Legacy__c' on sobject of type Contact at [line:1, column:23]")),
+  };
 
   rateLimited(seconds: number): FakeResponse {
     return this.withLimit({ ...wire(429, 'REQUEST_LIMIT_EXCEEDED', 'ConcurrentPerOrgLongTxn Limit exceeded.'), headers: { 'retry-after': String(seconds) } });

@@ -11,11 +11,11 @@
  * The org itself lives in salesforce-fake-state.ts; this file only puts it behind the fronts.
  */
 import { FakeHttpCore, fakeCrmBase, type FakeCrmBase, interceptWithNock, listenLoopback, type FakeRequest, type FaultKind } from '../testing/fake-http.js';
-import { FakeSalesforceState, type FakeFieldOptions, type FakeFieldType, type FakeRecord, type FakeSalesforceOptions } from './salesforce-fake-state.js';
+import { FakeSalesforceState, type FakeFieldOptions, type FakeFieldType, type FakeRecord, type FakeSalesforceOptions, type SalesforceFault } from './salesforce-fake-state.js';
 
-export { FakeSalesforceState, type FakeFieldOptions, type FakeFieldType, type FakeRecord, type FakeSalesforceOptions };
+export { FakeSalesforceState, type FakeFieldOptions, type FakeFieldType, type FakeRecord, type FakeSalesforceOptions, type SalesforceFault };
 
-export interface FakeSalesforce extends FakeCrmBase<FaultKind> {
+export interface FakeSalesforce extends FakeCrmBase<FaultKind | SalesforceFault> {
   /** Serve on loopback; `instanceUrl` is `http://127.0.0.1:PORT`. */
   listen(port?: number): Promise<{ instanceUrl: string; close(): Promise<void> }>;
   /** Intercept `origin` with nock. */
@@ -45,7 +45,7 @@ export function fakeSalesforce(options: FakeSalesforceOptions = {}): FakeSalesfo
 export function fakeSalesforceFromState(state: FakeSalesforceState): FakeSalesforce {
   const core = new FakeHttpCore(state, state.faultOptions);
   return {
-    ...fakeCrmBase<FaultKind>(core, 'https://fake.my.salesforce.com'),
+    ...fakeCrmBase<FaultKind | SalesforceFault>(core, 'https://fake.my.salesforce.com'),
     requests: state.requests,
     async listen(port = 0) {
       const server = await listenLoopback(core, port);
