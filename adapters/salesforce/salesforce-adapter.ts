@@ -284,22 +284,37 @@ export function salesforceAdapter(options: SalesforceAdapterOptions): Salesforce
 
 /**
  * The records (by index) holding the value a JSON_PARSER_ERROR names, each with its failure;
- * undefined when the error names none of them.
+ * undefined when the error names none of them. The column it points at picks the field (so a
+ * Subject that happens to read "12/01/2026" is not taken for the date); every record with that
+ * value in that field fails with it. Without a usable column, any field holding the value counts.
  */
 function holdersOf({ sobject, externalIdField }: SalesforceObjectConfig, records: ReadonlyArray<Record<string, unknown>>, error: CrmError): Map<number, WriteResult> | undefined {
   const named = unparsableValue(error);
   if (!named) return undefined;
+  // The key travels as text, which the parser always reads: never the culprit.
+  const holds = (record: Readonly<Record<string, unknown>>, k: string) => {
+    const v = record[k];
+    return k !== externalIdField && (typeof v === 'string' || typeof v === 'number' || typeof v === 'boolean') && String(v) === named.value;
+  };
+  const at = named.column === undefined ? undefined : recordAt(sobject, records, named.column);
+  const fieldAt = at === undefined ? undefined : Object.keys(records[at]!).find((k) => holds(records[at]!, k));
   const held = new Map<number, WriteResult>();
   records.forEach((record, i) => {
-    // The key travels as text, which the parser always reads: never the culprit.
-    const field = Object.keys(record).find((k) => {
-      const v = record[k];
-      if (k === externalIdField) return false;
-      return (typeof v === 'string' || typeof v === 'number' || typeof v === 'boolean') && String(v) === named.value;
-    });
+    const field = fieldAt !== undefined ? (holds(record, fieldAt) ? fieldAt : undefined) : Object.keys(record).find((k) => holds(record, k));
     if (field !== undefined) held.set(i, { ok: false, error: unparsableFailure(sobject, field, record[field], named.type, error) });
   });
   return held.size > 0 ? held : undefined;
+}
+
+/** The record whose JSON spans `column` (1-based) of the one-line body `sendCollection` sent. */
+function recordAt(sobject: string, records: ReadonlyArray<Record<string, unknown>>, column: number): number | undefined {
+  let start = JSON.stringify({ allOrNone: false, records: [] }).length - 2;
+  for (let i = 0; i < records.length; i++) {
+    const end = start + JSON.stringify(collectionRecord(sobject, records[i]!)).length;
+    if (column - 1 >= start && column - 1 < end) return i;
+    start = end + 1;
+  }
+  return undefined;
 }
 
 function toWriteResult(r: CollectionResult | undefined, sent: SentRecord): WriteResult {

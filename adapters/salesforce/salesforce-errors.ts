@@ -98,15 +98,19 @@ export function recordError(errors: readonly SalesforceRecordError[] | undefined
  * request may be missing a required field at [line:1, column:88]" (older orgs quote the value:
  * `value "2013-08-12T15:20:00+0000" at [line:1, column:179]`). Nothing in the request was written.
  */
-const UNPARSABLE = /Cannot deserialize instance of (\w+) from (\w+) value ([\s\S]*?)(?: or request may be missing a required field)?(?: at \[line:\d+, column:\d+\])?$/;
+const UNPARSABLE = /Cannot deserialize instance of (\w+) from (\w+) value ([\s\S]*?)(?: or request may be missing a required field)?(?: at \[line:(\d+), column:(\d+)\])?$/;
 
-/** The type and the value (as text) a JSON_PARSER_ERROR names, when it names one. */
-export function unparsableValue(error: CrmError): { type: string; value: string } | undefined {
+/**
+ * The type and the value (as text) a JSON_PARSER_ERROR names, when it names one, and the column
+ * it points at when the body is one line (as the adapter sends it).
+ */
+export function unparsableValue(error: CrmError): { type: string; value: string; column?: number } | undefined {
   if (error.vendorCode !== 'JSON_PARSER_ERROR') return undefined;
   const m = UNPARSABLE.exec(error.message);
   if (!m) return undefined;
   const raw = m[3]!;
-  return { type: m[1]!, value: raw.length > 1 && raw.startsWith('"') && raw.endsWith('"') ? raw.slice(1, -1) : raw };
+  const value = raw.length > 1 && raw.startsWith('"') && raw.endsWith('"') ? raw.slice(1, -1) : raw;
+  return { type: m[1]!, value, ...(m[4] === '1' ? { column: Number(m[5]) } : {}) };
 }
 
 /** The failure of a record holding the value a JSON_PARSER_ERROR named (the rest of its request is sent again). */

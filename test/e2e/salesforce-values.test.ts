@@ -185,6 +185,23 @@ describe('salesforceAdapter under createSync: values Salesforce still refuses', 
     await sync.close();
   });
 
+  it('takes the field from the column Salesforce points at: a Subject that reads like the bad date is written', async () => {
+    h = await harness('loopback');
+    const sync = createSync({ adapter: h.adapter, ledger: openLedger('memory:'), retry: fast });
+    await sync.applyMany([contact(1)]);
+    const before = h.fake.count();
+    const outcomes = await sync.applyMany([
+      task('evt-s1', { Subject: '12/01/2026', ActivityDate: '2026-12-01' }),
+      task('evt-s2', { ActivityDate: '12/01/2026' }),
+      task('evt-s3', { Subject: 'Call', ActivityDate: '12/01/2026' }),
+    ]);
+    expect(outcomes.map((o) => o.status)).toEqual(['created', 'failed', 'failed']);
+    expect(outcomes[2]!.error!.message).toContain('Task.ActivityDate = "12/01/2026" refused');
+    expect(h.fake.count() - before).toBe(2);
+    expect(h.fake.records('Task').map((t) => t.Subject)).toEqual(['12/01/2026']);
+    await sync.close();
+  });
+
   it('splits the batch as before when a JSON_PARSER_ERROR names no value it sent', async () => {
     h = await harness('loopback');
     const adapter = salesforceAdapter({ instanceUrl: h.instanceUrl, accessToken: TOKEN, objects });

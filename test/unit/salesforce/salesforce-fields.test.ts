@@ -79,9 +79,10 @@ describe('recordError naming a refused value', () => {
 describe('unparsableValue', () => {
   const parserError = (message: string) => new CrmError(`Salesforce rejected the request: JSON_PARSER_ERROR: ${message}`, { vendor: 'salesforce', kind: CrmErrorKind.permanent, vendorCode: 'JSON_PARSER_ERROR' });
   it.each([
-    ['Cannot deserialize instance of date from VALUE_STRING value 12/01/2026 or request may be missing a required field at [line:1, column:88]', { type: 'date', value: '12/01/2026' }],
-    ['Cannot deserialize instance of datetime from VALUE_STRING value "2013-08-12T15:20:00+0000" at [line:1, column:179]', { type: 'datetime', value: '2013-08-12T15:20:00+0000' }],
-    ['Cannot deserialize instance of date from VALUE_NUMBER_INT value 20261201 or request may be missing a required field at [line:1, column:40]', { type: 'date', value: '20261201' }],
+    ['Cannot deserialize instance of date from VALUE_STRING value 12/01/2026 or request may be missing a required field at [line:1, column:88]', { type: 'date', value: '12/01/2026', column: 88 }],
+    ['Cannot deserialize instance of datetime from VALUE_STRING value "2013-08-12T15:20:00+0000" at [line:1, column:179]', { type: 'datetime', value: '2013-08-12T15:20:00+0000', column: 179 }],
+    ['Cannot deserialize instance of date from VALUE_NUMBER_INT value 20261201 or request may be missing a required field at [line:1, column:40]', { type: 'date', value: '20261201', column: 40 }],
+    ['Cannot deserialize instance of date from VALUE_STRING value 1/2/26 or request may be missing a required field at [line:11, column:55]', { type: 'date', value: '1/2/26' }],
     ["No such column 'Legacy__c' on sobject of type Contact at [line:1, column:23]", undefined],
   ])('%s', (message, expected) => {
     expect(unparsableValue(parserError(message))).toEqual(expected);
