@@ -18,7 +18,6 @@ import { searchRecords } from './hubspot-fake-search.js';
 
 export { errorBody, type FakeHubSpotAssociation, type FakePipeline, type FakePropertyDefinition };
 
-
 export interface FakeHubSpotRecord {
   id: string;
   properties: Record<string, string>;
@@ -48,6 +47,12 @@ function refused(problems: readonly PropertyProblem[]): { message: string; extra
   const valued = problems.filter((p) => p.value !== undefined);
   return { message: propertyErrorMessage(problems), extra: valued.length > 0 ? { errors: propertyErrorDetails(valued) } : {} };
 }
+
+/** A batch read's or update's 207 error for the ids that name no record. */
+const notFound = (type: string, ids: string[]): Body[] => ids.length === 0 ? [] : [{
+  status: 'error', category: 'OBJECT_NOT_FOUND', message: `Could not get some ${(singular[objectTypeAliases[type] ?? type] ?? type).toUpperCase()} objects, they may be deleted or not exist. Check that ids are valid.`,
+  context: { ids }, errors: [], links: {},
+}];
 
 export class FakeHubSpotCrm {
   private readonly stores = new Map<string, ObjectStore>();
@@ -100,7 +105,6 @@ export class FakeHubSpotCrm {
     this.indexProperty(store, name);
     return store.records.lookup(name, value)[0];
   }
-
 
   defineProperty(objectType: string, name: string, definition: FakePropertyDefinition = {}): void {
     const store = this.store(objectType, true)!;
@@ -181,6 +185,7 @@ export class FakeHubSpotCrm {
         if (p[5] === 'upsert') return this.batchUpsert(type, inputs);
         if (p[5] === 'create') return this.batchCreate(type, inputs);
         if (p[5] === 'read') return this.batchRead(type, body);
+        if (p[5] === 'update') return this.batchUpdate(type, inputs);
       }
       if (req.method === 'POST' && p[4] === 'search' && p.length === 5) return this.search(type, body);
       if (req.method === 'POST' && p.length === 4) return this.singleCreate(type, body);
@@ -202,7 +207,6 @@ export class FakeHubSpotCrm {
     }
     return errorBody(404, 'OBJECT_NOT_FOUND', `No route for ${req.method} ${req.path}`);
   }
-
 
   private unknownType(type: string): FakeResponse {
     return errorBody(400, 'VALIDATION_ERROR', `Unable to infer object type from: ${type}`);
@@ -330,6 +334,31 @@ export class FakeHubSpotCrm {
     return this.batchEnvelope(results, errors, 200);
   }
 
+  /** POST …/batch/update: one refused property value fails the whole batch; an unknown id gets a 207 error. */
+  private batchUpdate(type: string, inputs: unknown[]): FakeResponse {
+    const store = this.store(type);
+    if (!store) return this.unknownType(type);
+    const parsed = inputs.map(asBody);
+    for (const input of parsed) {
+      const problem = this.invalidProperties(store, asBody(input.properties), false);
+      if (problem) return errorBody(400, 'VALIDATION_ERROR', problem.message, problem.extra);
+    }
+    const t = this.now();
+    const results: Body[] = [];
+    const missing: string[] = [];
+    for (const input of parsed) {
+      const id = String(input.id ?? '');
+      const record = this.find(store, id, typeof input.idProperty === 'string' ? input.idProperty : undefined);
+      if (!record) {
+        missing.push(id);
+        continue;
+      }
+      store.records.update(record, (r) => this.write(r, asBody(input.properties), t));
+      results.push(this.view(record));
+    }
+    return this.batchEnvelope(results, notFound(type, missing), 200);
+  }
+
   private batchCreate(type: string, inputs: unknown[]): FakeResponse {
     const store = this.store(type);
     if (!store) return this.unknownType(type);
@@ -396,11 +425,7 @@ export class FakeHubSpotCrm {
       if (r) results.push(this.view(r, props));
       else missing.push(id);
     }
-    const errors = missing.length === 0 ? [] : [{
-      status: 'error', category: 'OBJECT_NOT_FOUND', message: `Could not get some ${(singular[objectTypeAliases[type] ?? type] ?? type).toUpperCase()} objects, they may be deleted or not exist. Check that ids are valid.`,
-      context: { ids: missing }, errors: [], links: {},
-    }];
-    return this.batchEnvelope(results, errors, 200);
+    return this.batchEnvelope(results, notFound(type, missing), 200);
   }
 
   private getById(type: string, id: string, query: URLSearchParams): FakeResponse {

@@ -118,3 +118,27 @@ describe('fakeHubSpot property values', () => {
     expect(pipeline!.stages[5]).toMatchObject({ label: 'Closed Won', metadata: { isClosed: 'true', probability: '1' } });
   });
 });
+
+describe('fakeHubSpot batch update', () => {
+  it('fails the whole batch for one refused value and writes nothing', async () => {
+    await upsert('deals', { amount: '100' }, 'D-1');
+    await upsert('deals', { amount: '200' }, 'D-2');
+    const [d1, d2] = fake.records('deals');
+    const r = await call('POST', '/crm/v3/objects/deals/batch/update', { inputs: [{ id: d1!.id, properties: { amount: '150' } }, { id: d2!.id, properties: { amount: '$12,000' } }] });
+    expect(r.status).toBe(400);
+    expect(detail(r)[0]).toMatchObject({ error: 'INVALID_INTEGER', name: 'amount', propertyValue: '$12,000' });
+    expect(fake.records('deals').map((d) => d.properties.amount)).toEqual(['100', '200']);
+  });
+
+  it('updates valid inputs (200) and answers an unknown id with a 207 error', async () => {
+    await upsert('deals', { amount: '100' }, 'D-1');
+    const [d1] = fake.records('deals');
+    const ok = await call('POST', '/crm/v3/objects/deals/batch/update', { inputs: [{ id: d1!.id, properties: { amount: '150', closedate: '2027-01-15' } }] });
+    expect(ok.status).toBe(200);
+    expect(fake.records('deals')[0]!.properties).toMatchObject({ amount: '150', closedate: '2027-01-15' });
+    const partial = await call('POST', '/crm/v3/objects/deals/batch/update', { inputs: [{ id: d1!.id, properties: { amount: '175' } }, { id: '999999', properties: { amount: '1' } }] });
+    expect(partial.status).toBe(207);
+    expect(partial.body.errors).toEqual([expect.objectContaining({ category: 'OBJECT_NOT_FOUND', context: { ids: ['999999'] } })]);
+    expect(fake.records('deals')[0]!.properties.amount).toBe('175');
+  });
+});
