@@ -21,6 +21,9 @@ import { createInput, upsertInput, type AssociationRef, type CreateInput, type U
 // An optional peer: without it, importing this module throws the one message naming what to install.
 const { Client } = loadVendorSdk<{ Client: typeof SdkClient }>(HUBSPOT_SDK);
 
+// A unique objectWriteTraceId per input maps results back, and makes HubSpot answer a batch create
+// with per-input 207 errors instead of failing it whole for one bad value (developers.hubspot.com
+// /docs/api-reference/error-handling, "Multi-status errors"). Batch upsert fails whole regardless.
 const traced = <T extends object>(inputs: T[]): Traced<T>[] => inputs.map((input, i) => extend(input, { objectWriteTraceId: String(i) }));
 
 type RecordConfig = Extract<HubSpotObjectConfig, { kind: 'record' }>;
