@@ -1,5 +1,5 @@
 export * from './fake-http.js';
-export { fakeHubSpot, FakeHubSpotState, HubSpotFault, type FakeHubSpot, type FakeHubSpotAssociation, type FakeHubSpotOptions, type FakeHubSpotRecord, type FakePropertyDefinition } from '../hubspot/hubspot-fake.js';
+export { fakeHubSpot, FakeHubSpotState, HubSpotFault, type FakeHubSpot, type FakeHubSpotAssociation, type FakeHubSpotOptions, type FakeHubSpotRecord, type FakePipeline, type FakePropertyDefinition } from '../hubspot/hubspot-fake.js';
 export { fakeSalesforce, type FakeSalesforce, type FakeSalesforceOptions, type FakeFieldOptions, type FakeFieldType, type FakePicklistValue, type FakeRecord, type SalesforceFault } from '../salesforce/salesforce-fake.js';
 export {
   adapterConformance,
