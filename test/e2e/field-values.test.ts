@@ -6,10 +6,14 @@
  * values reach the CRM and it refuses them.
  */
 import { afterEach, describe, expect, it } from 'vitest';
+import { hubspotCli } from '../../adapters/hubspot/hubspot-cli.js';
+import type { HubSpotConfig } from '../../adapters/hubspot/hubspot-config.js';
+import { hubspotAdapter } from '../../adapters/hubspot/index.js';
 import { salesforceAdapter } from '../../adapters/salesforce/index.js';
 import { salesforceCli } from '../../adapters/salesforce/salesforce-cli.js';
 import type { SalesforceConfig } from '../../adapters/salesforce/salesforce-config.js';
 import { createSync, openLedger, type Outcome } from '../../src/index.js';
+import { harness as hubspotHarness, TOKEN as HS_TOKEN } from './hubspot-helpers.js';
 import { harness as salesforceHarness, TOKEN as SF_TOKEN } from './salesforce-helpers.js';
 
 const fast = { retries: 2, minTimeoutMs: 5, maxTimeoutMs: 20 };
@@ -19,6 +23,57 @@ afterEach(async () => {
 });
 
 const byIndex = (outcomes: Outcome[]) => outcomes.map((o, i) => `${i}:${o.status}`);
+
+describe('HubSpot: contact and deal values a model got wrong, with definitions pulled from the fake portal', () => {
+  const section = (basePath: string): HubSpotConfig => ({ ...structuredClone(hubspotCli.salesStarter.section), basePath });
+  const contact = (n: number, fields: Record<string, unknown>) => ({ source: 'agent', eventId: `c-${n}`, op: 'upsert', object: 'contact', externalId: `c-${n}`, fields: { email: `c${n}@acme.test`, ...fields } });
+  const deal = (n: number, fields: Record<string, unknown>) => ({ source: 'agent', eventId: `d-${n}`, op: 'upsert', object: 'deal', externalId: `d-${n}`, fields: { dealname: `Deal ${n}`, ...fields } });
+  const inputs = [
+    contact(1, { lifecyclestage: 'Customer ' }),
+    contact(2, { lifecyclestage: 'client' }),
+    contact(3, { firstname: 42 }),
+    contact(4, { lifecyclestage: 'lead' }),
+    deal(1, { closedate: 'next Friday' }),
+    deal(2, { dealstage: 'Won!!' }),
+    deal(3, { amount: '$12,000' }),
+    deal(4, { amount: '12000', dealstage: 'Closed Won', closedate: '2027-01-15' }),
+  ];
+
+  it('rejects what cannot be made valid with no request, writes the rest normalized, one batch per object', async () => {
+    const h = await hubspotHarness('loopback');
+    stop.push(h.stop);
+    const fieldDefinitions = await hubspotCli.pullFields!(section(h.basePath), { HUBSPOT_ACCESS_TOKEN: HS_TOKEN }, { now: new Date('2026-12-05T10:00:00Z') });
+    const adapter = hubspotAdapter({ accessToken: HS_TOKEN, basePath: h.basePath, objects: section(h.basePath).objects, fieldDefinitions });
+    const sync = createSync({ adapter, ledger: openLedger('memory:'), retry: fast });
+    const before = h.fake.count();
+
+    const outcomes = await sync.applyMany(inputs);
+    expect(byIndex(outcomes)).toEqual(['0:created', '1:rejected', '2:rejected', '3:created', '4:rejected', '5:rejected', '6:rejected', '7:created']);
+    expect(outcomes[0]!.normalized).toEqual([{ field: 'lifecyclestage', from: 'Customer ', to: 'customer' }]);
+    expect(outcomes[1]!.error!.message).toMatch(/fields\.lifecyclestage: "client" is not an allowed value; allowed: .*"lead".*"customer"/);
+    expect(outcomes[2]!.error!.message).toContain('fields.firstname: must be text (got a number)');
+    expect(outcomes[4]!.error!.message).toContain('fields.closedate: must be an ISO 8601 date, YYYY-MM-DD; "next Friday" is not one');
+    expect(outcomes[5]!.error!.message).toMatch(/fields\.dealstage: "Won!!" is not an allowed value; allowed: "appointmentscheduled"/);
+    expect(outcomes[6]!.error!.message).toContain('fields.amount: must be a number with no currency sign, unit or thousands separator (got "$12,000")');
+    expect(outcomes[7]!.normalized).toEqual([{ field: 'amount', from: '12000', to: 12000 }, { field: 'dealstage', from: 'Closed Won', to: 'closedwon' }]);
+    // One contacts upsert and one deals upsert for the four valid actions; nothing for the five rejected.
+    expect(h.fake.count() - before).toBe(2);
+    const dealRecord = h.fake.records('deals')[0]!;
+    expect(dealRecord.properties).toMatchObject({ dealstage: 'closedwon', closedate: '2027-01-15' });
+    await sync.close();
+  });
+
+  it('without definitions sends the values, and HubSpot refuses the batch they are in', async () => {
+    const h = await hubspotHarness('loopback');
+    stop.push(h.stop);
+    const adapter = hubspotAdapter({ accessToken: HS_TOKEN, basePath: h.basePath, objects: section(h.basePath).objects });
+    const sync = createSync({ adapter, ledger: openLedger('memory:'), retry: fast });
+    const outcomes = await sync.applyMany([inputs[1]!, inputs[3]!]);
+    expect(outcomes.map((o) => o.status)).toEqual(['failed', 'created']);
+    expect(outcomes[0]!.error).toMatchObject({ vendorCode: 'INVALID_OPTION' });
+    await sync.close();
+  });
+});
 
 describe('Salesforce: Task values a model got wrong, with definitions pulled from the fake org', () => {
   const section = (url: string): SalesforceConfig => ({ ...salesforceCli.salesStarter.section, instanceUrl: url });
