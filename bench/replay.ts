@@ -9,6 +9,7 @@
  *
  *   npm run bench:replay                       N = 100,000, sqlite + postgres + redis, 5 passes
  *   npm run bench:replay -- --n=20000 --only=sqlite --first-run-passes=1
+ *   npm run bench:replay -- --only=definitions      first run and replay with field definitions against without
  */
 import Database from 'better-sqlite3';
 import type { ActivityWrite, CrmAdapter, RecordWrite, WriteResult } from '../src/adapter.js';
@@ -17,19 +18,26 @@ import { CrmError } from '../src/errors.js';
 import { ENTRY_COLUMNS, entryToRow, type EntryRow } from '../src/ledger/kit/index.js';
 import { openLedger } from '../src/ledger/index.js';
 import { sqliteLedger } from '../src/ledger/sqlite.js';
+import type { FieldDefinition } from '../schemas/field-definitions.js';
 import { countingLedger, isMain, main, median, numberArg, round, tempDir } from './lib.js';
 
 const CHUNK = 1_000;
 const MAX_BATCH = 100;
 
+/** Definitions of the bench contact's fields, for the runs with field definitions loaded. */
+const CONTACT_DEFINITIONS: Record<string, FieldDefinition> = {
+  email: { type: 'email' },
+  firstname: { type: 'string', maxLength: 40 },
+};
+
 /** An in-process CRM that accepts everything: the bench measures the ledger, not HTTP. */
-function acceptingAdapter(): CrmAdapter & { batches(): number } {
+function acceptingAdapter(definitions?: Record<string, FieldDefinition>): CrmAdapter & { batches(): number } {
   let calls = 0;
   const ok = (writes: (RecordWrite | ActivityWrite)[]): WriteResult[] => writes.map((w) => ({ ok: true, recordId: `r-${w.key.slice(-12)}`, created: true }));
   return {
     name: 'bench',
     capabilities: { maxBatch: MAX_BATCH, nativeActivityUpsert: true },
-    objects: { contact: { kind: 'record', fields: ['email', 'firstname'] } },
+    objects: { contact: { kind: 'record', fields: ['email', 'firstname'], ...(definitions ? { definitions } : {}) } },
     upsertRecords: async (_object, writes) => ((calls += 1), ok(writes)),
     createActivities: async (_object, writes) => ((calls += 1), ok(writes)),
     findActivities: async () => new Map(),
@@ -274,6 +282,49 @@ async function bareInsert(path: string, rows: EntryRow[], marks: { id: string; v
   }
 }
 
+/**
+ * What field definitions cost: N actions written once then replayed, on a fresh SQLite ledger
+ * per pass, with and without definitions of their fields, passes interleaved, medians. Every
+ * value is valid, so each is checked and none rejected.
+ */
+export async function definitionsCost(o: { n: number; passes?: number }): Promise<Record<string, unknown>> {
+  const actions = Array.from({ length: o.n }, (_, i) => action(i));
+  const chunks: unknown[][] = [];
+  for (let i = 0; i < actions.length; i += CHUNK) chunks.push(actions.slice(i, i + CHUNK));
+  const run = async (definitions?: Record<string, FieldDefinition>) => {
+    const dir = tempDir('definitions');
+    try {
+      const ledger = openLedger(`sqlite:${dir.path}/ledger.db`);
+      const adapter = acceptingAdapter(definitions);
+      let t = performance.now();
+      const first = createSync({ adapter, ledger });
+      for (const chunk of chunks) await first.applyMany(chunk);
+      const firstRun = performance.now() - t;
+      t = performance.now();
+      const again = createSync({ adapter, ledger });
+      for (const chunk of chunks) for (const out of await again.applyMany(chunk)) if (out.status !== 'replayed') throw new Error(`replay: ${out.key} ended ${out.status}`);
+      const replay = performance.now() - t;
+      await ledger.close();
+      return { firstRun, replay };
+    } finally {
+      dir.remove();
+    }
+  };
+  const without: { firstRun: number; replay: number }[] = [];
+  const withDefs: { firstRun: number; replay: number }[] = [];
+  for (let p = 0; p < (o.passes ?? 3); p++) {
+    without.push(await run());
+    withDefs.push(await run(CONTACT_DEFINITIONS));
+  }
+  const med = (xs: { firstRun: number; replay: number }[], k: 'firstRun' | 'replay') => median(xs.map((x) => x[k]));
+  return {
+    n: o.n, passes: o.passes ?? 3,
+    firstRunSeconds: { without: round(med(without, 'firstRun') / 1000, 2), with: round(med(withDefs, 'firstRun') / 1000, 2) },
+    replaySeconds: { without: round(med(without, 'replay') / 1000, 2), with: round(med(withDefs, 'replay') / 1000, 2) },
+    ratio: { firstRun: round(med(withDefs, 'firstRun') / med(without, 'firstRun')), replay: round(med(withDefs, 'replay') / med(without, 'replay')) },
+  };
+}
+
 export async function runReplayBench(o: ReplayOptions & { only?: string[]; postgresUrl?: string; redisUrl?: string; firstRunPasses?: number }): Promise<Record<string, unknown>> {
   const results: Record<string, unknown>[] = [];
   const wanted = (name: string) => !o.only || o.only.includes(name);
@@ -287,7 +338,8 @@ export async function runReplayBench(o: ReplayOptions & { only?: string[]; postg
     results.push(await replayBackend(await redisBackend(url), { ...o, bareSample: o.bareSample ?? 20_000 }).catch((err: unknown) => ({ backend: 'redis', error: String(err) })));
   }
   const firstRun = wanted('sqlite') && o.firstRunPasses !== 0 ? await firstRunCost({ n: o.n, passes: o.firstRunPasses }) : undefined;
-  return { bench: 'replay', n: o.n, chunk: CHUNK, adapterMaxBatch: MAX_BATCH, results, ...(firstRun ? { firstRun } : {}) };
+  const definitions = wanted('definitions') ? await definitionsCost({ n: Math.min(o.n, 50_000), passes: o.passes ?? 3 }) : undefined;
+  return { bench: 'replay', n: o.n, chunk: CHUNK, adapterMaxBatch: MAX_BATCH, results, ...(firstRun ? { firstRun } : {}), ...(definitions ? { definitions } : {}) };
 }
 
 if (isMain(import.meta.url)) {

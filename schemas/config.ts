@@ -52,6 +52,13 @@ export const coreConfigShape = {
   ledger: z.string().min(1).default('sqlite:.crm-upsert/ledger.db'),
   /** Table prefix, schema or key prefix of the ledger inside its store. */
   ledgerOptions: ledgerOptionsSchema.optional(),
+  /**
+   * crm-upsert.fields.json (written by `crm-upsert schema pull`), relative to the working
+   * directory: values are checked and normalized against it before anything is claimed.
+   */
+  fieldDefinitions: z.string().min(1).optional(),
+  /** With fieldDefinitions: bring values to the CRM's form where that cannot change their meaning. Default true. */
+  normalize: z.boolean().optional(),
   dedupeWindowMs: z.number().int().nonnegative().default(600_000),
   leaseMs: z.number().int().positive().optional(),
   /** Reject a keyless action without `occurredAt` (its key would come from the clock). Default true. */

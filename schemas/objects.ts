@@ -5,6 +5,7 @@
  * the allowlist.
  */
 import type { Action, Link } from './action.js';
+import type { FieldDefinition } from './field-definitions.js';
 import type { ValidationIssue } from './issues.js';
 
 /** A logical object, as the engine sees it (the adapter's options add the CRM specifics). */
@@ -23,6 +24,8 @@ export interface ObjectSpec {
    * record may be associated with any number of records of an object (HubSpot).
    */
   slots?: Readonly<Record<string, string>>;
+  /** What the CRM accepts as each field's value, for the fields that have a definition (field-definitions.ts). */
+  definitions?: Readonly<Record<string, FieldDefinition>>;
 }
 
 export interface ObjectCheckOptions {

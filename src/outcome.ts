@@ -1,5 +1,5 @@
 /** What happened to one action: the result every entry point returns. */
-import type { SerializedError } from './errors.js';
+import { redact, type SerializedError } from './errors.js';
 
 export const OutcomeStatus = {
   created: 'created',
@@ -26,4 +26,15 @@ export interface Outcome {
   error?: SerializedError;
   /** CRM write attempts made for it in this call (0 for replays, suppressions, unchanged, rejections). */
   attempts: number;
+  /**
+   * With field definitions: the values brought to the CRM's form before the write (what the model
+   * sent, what was written), text redacted like the rest. Absent when nothing changed.
+   */
+  normalized?: { field: string; from: unknown; to: string | number | boolean | null }[];
+}
+
+/** A normalization change as an outcome reports it: secrets in its text redacted. */
+export function redactedChange(n: { field: string; from: unknown; to: string | number | boolean | null }): { field: string; from: unknown; to: string | number | boolean | null } {
+  const clean = (v: unknown) => (typeof v === 'string' ? redact(v) : v);
+  return { field: n.field, from: clean(n.from), to: clean(n.to) as string | number | boolean | null };
 }

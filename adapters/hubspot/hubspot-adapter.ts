@@ -12,15 +12,18 @@ import { extend } from '../../src/extend.js';
 import { engineObjects, objectSpec, requestGate, resolveParents, writeInOrder, type Prepared } from '../kit/adapter-kit.js';
 import { HUBSPOT_SDK, loadVendorSdk } from '../kit/vendor-sdk.js';
 import type { HubSpotObjectConfig } from './hubspot-config.js';
-import { classifyHubSpotError, classifyHubSpotItemError, readableResponses, type HubSpotErrorBody } from './hubspot-errors.js';
+import { classifyHubSpotError, classifyHubSpotItemError, readableResponses, refusedInputError, refusedValuesOf, type HubSpotErrorBody } from './hubspot-errors.js';
 import type { BatchResult, HubSpotClientLike, ResultObject, Traced } from './hubspot-client.js';
 import { resolveHubSpotOptions, type HubSpotAdapterOptions } from './hubspot-options.js';
 import { LINK_NOT_FOUND, writeLinks, type LinkIo, type LinkProgress } from './hubspot-links.js';
-import { createInput, upsertInput, type AssociationRef, type CreateInput } from './hubspot-requests.js';
+import { createInput, upsertInput, type AssociationRef, type CreateInput, type UpsertInput } from './hubspot-requests.js';
 
 // An optional peer: without it, importing this module throws the one message naming what to install.
 const { Client } = loadVendorSdk<{ Client: typeof SdkClient }>(HUBSPOT_SDK);
 
+// A unique objectWriteTraceId per input maps results back, and makes HubSpot answer a batch create
+// with per-input 207 errors instead of failing it whole for one bad value (developers.hubspot.com
+// /docs/api-reference/error-handling, "Multi-status errors"). Batch upsert fails whole regardless.
 const traced = <T extends object>(inputs: T[]): Traced<T>[] => inputs.map((input, i) => extend(input, { objectWriteTraceId: String(i) }));
 
 type RecordConfig = Extract<HubSpotObjectConfig, { kind: 'record' }>;
@@ -76,6 +79,27 @@ function assertAnswered(asked: readonly string[], answered: ReadonlySet<string>,
   throw new CrmError(`HubSpot's batch read answered ${left.length} of ${asked.length} inputs with neither a result nor an error (${left.slice(0, 3).join(', ')}${left.length > 3 ? ', …' : ''}); read again`, {
     vendor: VENDOR, kind: CrmErrorKind.transient, vendorCode: 'NO_RESULT',
   });
+}
+
+/**
+ * Send upsert inputs; when HubSpot refuses the whole batch over property values it names, fail the
+ * inputs that sent those values and send the rest again in one request (again if the rest holds
+ * another), instead of halving: one bad value costs one extra request, not 2·log2(n). A refusal no
+ * input can be matched to (or that matches every input) is thrown as it is: the engine splits.
+ */
+async function upsertIsolating(inputs: UpsertInput[], send: (inputs: UpsertInput[]) => Promise<WriteResult[]>): Promise<WriteResult[]> {
+  try {
+    return await send(inputs);
+  } catch (err) {
+    const refused = refusedValuesOf(err);
+    const own = inputs.map((input) => refused.filter((r) => r.value !== undefined && input.properties[r.name] === r.value));
+    const offenders = own.flatMap((mine, i) => (mine.length > 0 ? [i] : []));
+    if (offenders.length === 0 || offenders.length === inputs.length) throw err;
+    const rest = inputs.filter((_, i) => own[i]!.length === 0);
+    const restResults = await upsertIsolating(rest, send);
+    let next = 0;
+    return inputs.map((_, i) => (own[i]!.length > 0 ? { ok: false, error: refusedInputError(own[i]!, err as CrmError) } : restResults[next++]!));
+  }
 }
 
 export function hubspotAdapter(options: HubSpotAdapterOptions): CrmAdapter {
@@ -172,18 +196,20 @@ export function hubspotAdapter(options: HubSpotAdapterOptions): CrmAdapter {
   return {
     name: VENDOR,
     capabilities: { maxBatch: 100, nativeActivityUpsert: false },
-    objects: engineObjects(o.objects),
+    objects: engineObjects(o.objects, { ...(o.fieldDefinitions ? { definitions: o.fieldDefinitions } : {}), vendor: 'hubspotAdapter' }),
 
     async upsertRecords(object: string, writes: RecordWrite[], context?: BatchContext): Promise<WriteResult[]> {
       const c = config(object, 'record');
       const progress = progressOf(context);
       // An upsert this batch confirmed is not sent again on its retry (only its unconfirmed associations are).
       const fresh = writes.filter((w) => !progress.upserted.has(w.externalId));
-      const sent = await writeInOrder(fresh, (w) => ({ send: upsertInput(c, w) }), async (inputs) => {
-        const properties = inputs.map((input) => [input.idProperty, ...Object.keys(input.properties)]);
-        const res = await write(() => batchApi.upsert(c.objectType, { inputs: traced(inputs) }, readableResponses), properties, context);
-        return mapBatch(res, inputs.map((input) => input.id), c.idProperty, (r) => r._new === true);
-      });
+      const sent = await writeInOrder(fresh, (w) => ({ send: upsertInput(c, w) }), (all) =>
+        upsertIsolating(all, async (inputs) => {
+          const properties = inputs.map((input) => [input.idProperty, ...Object.keys(input.properties)]);
+          const res = await write(() => batchApi.upsert(c.objectType, { inputs: traced(inputs) }, readableResponses), properties, context);
+          return mapBatch(res, inputs.map((input) => input.id), c.idProperty, (r) => r._new === true);
+        }),
+      );
       fresh.forEach((w, i) => {
         const r = sent[i]!;
         if (r.ok) progress.upserted.set(w.externalId, r);

@@ -3,10 +3,11 @@
  * neither @hubspot/api-client nor the fake: each is imported when first used. The SDK is an
  * optional peer: building an adapter without it fails with a ConfigError naming it (exit 2).
  */
-import { ConfigError, registerSecret } from '../../src/errors.js';
+import { ConfigError, CrmError, CrmErrorKind, registerSecret } from '../../src/errors.js';
 import { inventoryOf, type InventoryTable, type VendorCli } from '../kit/vendor-cli.js';
 import { HUBSPOT_TOKEN_ENV, hubspotConfigSchema, type HubSpotConfig } from './hubspot-config.js';
 import { createInput, createRequestLine, upsertInput, upsertRequestLine } from './hubspot-requests.js';
+import type { HubSpotRawClient } from './hubspot-fields.js';
 import { checkHubSpotSetup } from './hubspot-setup.js';
 
 /** HubSpot scope family per object type; engagements (notes, tasks, ...) use the contact scopes. */
@@ -89,13 +90,13 @@ export const hubspotCli: VendorCli<HubSpotConfig> = {
   secretEnv: [HUBSPOT_TOKEN_ENV],
   dryRunEnv: { [HUBSPOT_TOKEN_ENV]: 'dry-run-sends-nothing' },
 
-  async buildAdapter(hs, env, { rateBudget }) {
+  async buildAdapter(hs, env, { rateBudget, fieldDefinitions }) {
     // First: without @hubspot/api-client (an optional peer) this throws the ConfigError naming what to install.
     const { hubspotAdapter } = await import('./hubspot-adapter.js');
     const accessToken = env[HUBSPOT_TOKEN_ENV];
     if (!accessToken) throw new ConfigError(`${HUBSPOT_TOKEN_ENV} is not set: export the private-app access token in the environment (it never goes in the config file)`);
     registerSecret(accessToken);
-    return hubspotAdapter({ accessToken, objects: hs.objects, ...(hs.basePath ? { basePath: hs.basePath } : {}), ...(hs.rateLimit ? { rateLimit: hs.rateLimit } : {}), ...(rateBudget ? { rateBudget } : {}) });
+    return hubspotAdapter({ accessToken, objects: hs.objects, ...(hs.basePath ? { basePath: hs.basePath } : {}), ...(hs.rateLimit ? { rateLimit: hs.rateLimit } : {}), ...(rateBudget ? { rateBudget } : {}), ...(fieldDefinitions ? { fieldDefinitions } : {}) });
   },
 
   previewRequest(hs, action, key) {
@@ -111,6 +112,24 @@ export const hubspotCli: VendorCli<HubSpotConfig> = {
   },
 
   checkSetup: (hs, env, { create }) => checkHubSpotSetup(hs, env, create),
+
+  async pullFields(hs, env, { now }) {
+    const [{ loadVendorSdk, HUBSPOT_SDK }, { pullHubSpotFields }] = await Promise.all([import('../kit/vendor-sdk.js'), import('./hubspot-fields.js')]);
+    // First: without @hubspot/api-client (an optional peer) this throws the ConfigError naming what to install.
+    const { Client } = loadVendorSdk<{ Client: new (options: { accessToken: string; basePath?: string }) => HubSpotRawClient }>(HUBSPOT_SDK);
+    const accessToken = env[HUBSPOT_TOKEN_ENV];
+    if (!accessToken) throw new ConfigError(`${HUBSPOT_TOKEN_ENV} is not set: export the private-app access token in the environment (it never goes in the config file)`);
+    registerSecret(accessToken);
+    const client = new Client({ accessToken, ...(hs.basePath ? { basePath: hs.basePath.replace(/\/+$/, '') } : {}) });
+    try {
+      return await pullHubSpotFields(hs, { client, now });
+    } catch (err) {
+      if (err instanceof CrmError && err.kind === CrmErrorKind.auth) {
+        throw new ConfigError(`auth failed reading the HubSpot property definitions (${err.message.replace(/^\[crm-upsert\]\s*(\[hubspot\]\s*)?/, '')}); the private app needs the crm.schemas.*.read scopes of the configured objects`);
+      }
+      throw err;
+    }
+  },
 
   auth: {
     forbidden: (hs) => `the private app needs the scopes ${hubspotScopes(hs).join(', ')} for the configured objects`,

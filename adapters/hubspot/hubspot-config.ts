@@ -3,7 +3,7 @@
  * Secrets are never part of it: the token comes from HUBSPOT_ACCESS_TOKEN.
  */
 import { z } from 'zod';
-import { configSection, fieldListSchema, nameSchema, rateLimitSchema } from '../kit/config-kit.js';
+import { configSection, fieldListSchema, inlineDefinitionsSchema, nameSchema, rateLimitSchema } from '../kit/config-kit.js';
 
 /** The environment variable holding the private-app access token. */
 export const HUBSPOT_TOKEN_ENV = 'HUBSPOT_ACCESS_TOKEN';
@@ -15,6 +15,8 @@ export const hubspotRecordSchema = z.strictObject({
   /** The unique-value property the upsert matches on. */
   idProperty: nameSchema,
   fields: fieldListSchema,
+  /** Definitions written by hand for some of `fields` (type, options, length): checked before any claim. */
+  definitions: inlineDefinitionsSchema.optional(),
   /**
    * Logical record object -> association type id (HUBSPOT_DEFINED) of the records this one may
    * link to (contact `{ company: 279 }`, deal `{ contact: 3, company: 341 }`): written with
@@ -30,6 +32,8 @@ export const hubspotActivitySchema = z.strictObject({
   /** A (non-unique) text property holding the action key. */
   keyProperty: nameSchema,
   fields: fieldListSchema,
+  /** Definitions written by hand for some of `fields` (type, options, length): checked before any claim. */
+  definitions: inlineDefinitionsSchema.optional(),
   /**
    * Logical parent object -> HUBSPOT_DEFINED association type id (note->contact 202, task->contact
    * 204): where a create's `target` and its `links` may point, all sent inline with the create.

@@ -124,6 +124,60 @@ function bodyOf(body: unknown): HubSpotErrorBody {
 
 const setupHint = 'the HubSpot portal does not match the configuration: run `crm-upsert check-setup` to see what to fix';
 
+/** One property value HubSpot refused: the property, HubSpot's code and words, and the value when known. */
+export interface RefusedValue {
+  name: string;
+  code: string;
+  message: string;
+  value?: string;
+}
+
+// The refused value as each known message quotes it (propertyValue is not always sent).
+const VALUE_IN_MESSAGE: RegExp[] = [
+  /^(.*) was not one of the allowed options/s, /^(.*) was not a valid (?:number|date|long)/s, /^(.*) is at .* UTC, not midnight!$/s,
+  /^"(.*)" includes leading or trailing whitespace/s, /^Email address (.*) is invalid/s,
+];
+
+/** The property errors listed as JSON inside a VALIDATION_ERROR's message (`Property values were not valid: [...]`). */
+export function refusedValuesIn(message: string | undefined): RefusedValue[] {
+  const list = /^Property values were not valid: (\[.*\])$/s.exec(message ?? '')?.[1];
+  if (!list) return [];
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(list);
+  } catch {
+    return [];
+  }
+  if (!Array.isArray(parsed)) return [];
+  return parsed.flatMap((e: { name?: unknown; error?: unknown; message?: unknown; propertyValue?: unknown }) => {
+    if (typeof e?.name !== 'string' || typeof e.error !== 'string' || e.error === 'PROPERTY_DOESNT_EXIST') return [];
+    const text = typeof e.message === 'string' ? e.message : e.error;
+    const quoted = VALUE_IN_MESSAGE.map((re) => re.exec(text)?.[1]).find((v) => v !== undefined);
+    const value = typeof e.propertyValue === 'string' ? e.propertyValue : quoted;
+    return [{ name: e.name, code: e.error, message: text, ...(value !== undefined ? { value } : {}) }];
+  });
+}
+
+/** What the definitions file would have caught, had it been current. */
+export const STALE_DEFINITIONS = 'the field definitions may be stale: run `crm-upsert schema pull`';
+
+/** `lifecyclestage = "client" (INVALID_OPTION: client was not one of the allowed options: [...])`, each refused value. */
+export const describeRefused = (refused: readonly RefusedValue[]) =>
+  refused.map((r) => `${r.name}${r.value !== undefined ? ` = ${JSON.stringify(r.value)}` : ''} (${r.code}: ${r.message})`).join('; ');
+
+// The values a classified whole-call error refused, for the adapter to find the inputs that sent them.
+const refusedOf = new WeakMap<CrmError, RefusedValue[]>();
+
+/** The property values HubSpot named in this classified error ([] for any other error). */
+export const refusedValuesOf = (err: unknown): RefusedValue[] => (err instanceof CrmError ? (refusedOf.get(err) ?? []) : []);
+
+/** One input's share of a refused batch: its own refused values, named, and where to look. */
+export function refusedInputError(refused: readonly RefusedValue[], from: CrmError): CrmError {
+  return new CrmError(`HubSpot refused ${describeRefused(refused)}${from.correlationId ? ` (correlationId ${from.correlationId})` : ''}; ${STALE_DEFINITIONS}`, {
+    vendor: VENDOR, kind: CrmErrorKind.permanent, status: from.status, vendorCode: refused[0]?.code, correlationId: from.correlationId,
+  });
+}
+
 /** The property names a PROPERTY_DOESNT_EXIST error names (in its message's JSON list or its `errors`). */
 function missingProperties(b: HubSpotErrorBody): string[] {
   const names = new Set<string>();
@@ -225,6 +279,15 @@ function fromApiException(err: ApiExceptionLike, context: HubSpotClassifyContext
     });
   }
   if (status === 400 && b.category === 'VALIDATION_ERROR') {
+    const refused = refusedValuesIn(b.message);
+    if (refused.length > 0) {
+      // The adapter places it on the inputs that sent these values; failing that, the engine splits.
+      const error = new CrmError(`HubSpot rejected the request (HTTP 400 VALIDATION_ERROR): refused ${describeRefused(refused)}${b.correlationId ? ` (correlationId ${b.correlationId})` : ''}; ${STALE_DEFINITIONS}`, {
+        ...base, kind: CrmErrorKind.permanent, splittable: true, vendorCode: refused[0]!.code,
+      });
+      refusedOf.set(error, refused);
+      return error;
+    }
     // A whole-batch 400 is usually one bad input: let the engine split the batch to isolate it.
     return new CrmError(`HubSpot rejected the request (${text})`, { ...base, kind: CrmErrorKind.permanent, splittable: true });
   }
@@ -276,6 +339,10 @@ export function classifyHubSpotItemError(e: HubSpotErrorBody): CrmError {
   if (e.category === 'RATE_LIMITS') return new CrmError(`HubSpot rate limit: ${text}`, { ...base, kind: CrmErrorKind.rateLimited, retryAfterMs: TEN_SECONDS });
   if ((Number.isFinite(numeric) && numeric >= 500) || /^(INTERNAL_ERROR|SERVICE_UNAVAILABLE|TIMEOUT)$/.test(e.category ?? '')) {
     return new CrmError(`HubSpot server error for this input: ${text}`, { ...base, kind: CrmErrorKind.transient, ambiguous: true });
+  }
+  const refused = refusedValuesIn(e.message);
+  if (refused.length > 0) {
+    return new CrmError(`HubSpot refused ${describeRefused(refused)}${e.correlationId ? ` (correlationId ${e.correlationId})` : ''}; ${STALE_DEFINITIONS}`, { ...base, kind: CrmErrorKind.permanent, vendorCode: refused[0]!.code });
   }
   return new CrmError(`HubSpot rejected this input: ${text}`, { ...base, kind: CrmErrorKind.permanent });
 }

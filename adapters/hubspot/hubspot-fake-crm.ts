@@ -10,9 +10,13 @@ import type { FakeHubSpotOptions } from './hubspot-fake-options.js';
 import { associationType, associationTypesBetween, type AssociationType } from './hubspot-fake-associations.js';
 import { FakeHubSpotAssociations, type FakeHubSpotAssociation } from './hubspot-fake-crm-associations.js';
 import { asArray, asBody, BATCH_LIMIT, batchEnvelope, errorBody, objectTypeAliases, singular, type Body, type StoredRecord } from './hubspot-fake-records.js';
+import {
+  checkPropertyValue, DEFAULT_PIPELINE, DEFAULT_PROPERTIES, pipelinesView, propertyDef, propertyErrorDetails, propertyErrorMessage, propertyView,
+  type FakePipeline, type FakePropertyDefinition, type PropertyDef, type PropertyProblem,
+} from './hubspot-fake-properties.js';
+import { searchRecords } from './hubspot-fake-search.js';
 
-export { errorBody, type FakeHubSpotAssociation };
-
+export { errorBody, type FakeHubSpotAssociation, type FakePipeline, type FakePropertyDefinition };
 
 export interface FakeHubSpotRecord {
   id: string;
@@ -23,24 +27,6 @@ export interface FakeHubSpotRecord {
   associations: Record<string, { id: string; typeId: number }[]>;
 }
 
-export interface FakePropertyDefinition {
-  /** `hasUniqueValue`: usable as an upsert idProperty. Default false. */
-  unique?: boolean;
-  type?: string;
-  /** `modificationMetadata.readOnlyValue`: writes are refused (READ_ONLY_VALUE). Default false. */
-  readOnly?: boolean;
-  /** A calculated property: its value cannot be set. Default false. */
-  calculated?: boolean;
-}
-
-interface PropertyDef {
-  unique: boolean;
-  type: string;
-  custom: boolean;
-  readOnly: boolean;
-  calculated: boolean;
-}
-
 interface ObjectStore {
   properties: Map<string, PropertyDef>;
   /** Indexed by every unique property, the activities' key property, and any property looked up by value. */
@@ -48,20 +34,25 @@ interface ObjectStore {
   required: string[];
 }
 
-const defaultProperties: Record<string, string[]> = {
-  contacts: ['email', 'firstname', 'lastname', 'lifecyclestage', 'phone', 'company', 'jobtitle', 'website', 'hubspot_owner_id'],
-  companies: ['name', 'domain', 'industry', 'phone', 'city', 'hubspot_owner_id'],
-  deals: ['dealname', 'amount', 'dealstage', 'pipeline', 'closedate', 'hubspot_owner_id'],
-  notes: ['hs_timestamp', 'hs_note_body', 'hubspot_owner_id', 'hs_attachment_ids'],
-  tasks: ['hs_timestamp', 'hs_task_subject', 'hs_task_body', 'hs_task_status', 'hs_task_priority', 'hs_task_type', 'hubspot_owner_id', 'hs_task_reminders'],
-};
 // The property activities carry their idempotency key in (indexed: the adapters look records up by it).
 const KEY_PROPERTY = 'crm_upsert_key';
 const readOnly = ['hs_object_id', 'createdate', 'lastmodifieddate', 'hs_createdate', 'hs_lastmodifieddate'];
 
 function propertyError(name: string, error: string, message: string): string {
-  return `Property values were not valid: ${JSON.stringify([{ isValid: false, message, error, name, localizedErrorMessage: message }])}`;
+  return propertyErrorMessage([{ name, error, message }]);
 }
+
+/** HubSpot's 400 for refused properties; the per-property `errors` come with refused values (as HubSpot sends them). */
+function refused(problems: readonly PropertyProblem[]): { message: string; extra: Body } {
+  const valued = problems.filter((p) => p.value !== undefined);
+  return { message: propertyErrorMessage(problems), extra: valued.length > 0 ? { errors: propertyErrorDetails(valued) } : {} };
+}
+
+/** A batch read's or update's 207 error for the ids that name no record. */
+const notFound = (type: string, ids: string[]): Body[] => ids.length === 0 ? [] : [{
+  status: 'error', category: 'OBJECT_NOT_FOUND', message: `Could not get some ${(singular[objectTypeAliases[type] ?? type] ?? type).toUpperCase()} objects, they may be deleted or not exist. Check that ids are valid.`,
+  context: { ids }, errors: [], links: {},
+}];
 
 export class FakeHubSpotCrm {
   private readonly stores = new Map<string, ObjectStore>();
@@ -69,6 +60,8 @@ export class FakeHubSpotCrm {
   private readonly now: () => number;
   /** The associations between the records, and the v4 endpoints over them. */
   private readonly links: FakeHubSpotAssociations;
+  /** The deal pipelines, in display order. */
+  private readonly pipelines: FakePipeline[] = [DEFAULT_PIPELINE];
 
   constructor(private readonly options: FakeHubSpotOptions) {
     this.now = options.now ?? Date.now;
@@ -79,9 +72,9 @@ export class FakeHubSpotCrm {
       envelope: (results, errors, okStatus) => this.batchEnvelope(results, errors, okStatus),
       pageSize: options.associationPageSize ?? 500,
     });
-    for (const [type, props] of Object.entries(defaultProperties)) {
+    for (const [type, props] of Object.entries(DEFAULT_PROPERTIES)) {
       const store = this.store(type, true)!;
-      for (const p of props) store.properties.set(p, { unique: false, type: 'string', custom: false, readOnly: false, calculated: false });
+      for (const [name, d] of Object.entries(props)) store.properties.set(name, propertyDef(d, false));
       if (type === 'notes' || type === 'tasks') store.required.push('hs_timestamp');
     }
     for (const type of ['contacts', 'companies', 'deals']) this.defineProperty(type, 'ai_external_id', { unique: true });
@@ -96,7 +89,7 @@ export class FakeHubSpotCrm {
     let s = this.stores.get(type);
     if (!s && create) {
       s = { properties: new Map(), records: new RecordStore((r) => r.id), required: [] };
-      for (const p of readOnly) s.properties.set(p, { unique: p === 'hs_object_id', type: 'string', custom: false, readOnly: true, calculated: false });
+      for (const p of readOnly) s.properties.set(p, propertyDef({ unique: p === 'hs_object_id', readOnly: true, type: p === 'hs_object_id' ? 'number' : 'datetime' }, false));
       this.indexProperty(s, 'hs_object_id');
       this.stores.set(type, s);
     }
@@ -113,13 +106,17 @@ export class FakeHubSpotCrm {
     return store.records.lookup(name, value)[0];
   }
 
-
   defineProperty(objectType: string, name: string, definition: FakePropertyDefinition = {}): void {
     const store = this.store(objectType, true)!;
-    store.properties.set(name, {
-      unique: definition.unique ?? false, type: definition.type ?? 'string', custom: true, readOnly: definition.readOnly ?? false, calculated: definition.calculated ?? false,
-    });
+    store.properties.set(name, propertyDef(definition, true));
     if (definition.unique) this.indexProperty(store, name);
+  }
+
+  /** Add (or replace, by id) a deal pipeline: its stage ids become `dealstage` values, its id a `pipeline` value. */
+  definePipeline(pipeline: FakePipeline): void {
+    const at = this.pipelines.findIndex((p) => p.id === pipeline.id);
+    if (at >= 0) this.pipelines[at] = pipeline;
+    else this.pipelines.push(pipeline);
   }
 
   /**
@@ -188,6 +185,7 @@ export class FakeHubSpotCrm {
         if (p[5] === 'upsert') return this.batchUpsert(type, inputs);
         if (p[5] === 'create') return this.batchCreate(type, inputs);
         if (p[5] === 'read') return this.batchRead(type, body);
+        if (p[5] === 'update') return this.batchUpdate(type, inputs);
       }
       if (req.method === 'POST' && p[4] === 'search' && p.length === 5) return this.search(type, body);
       if (req.method === 'POST' && p.length === 4) return this.singleCreate(type, body);
@@ -198,6 +196,10 @@ export class FakeHubSpotCrm {
       if (p[6] === 'read') return this.links.read(p[3]!, p[4]!, body);
       if (p[6] === 'create') return this.links.create(p[3]!, p[4]!, body);
     }
+    if (p[1] === 'v3' && p[2] === 'pipelines' && p.length === 4 && req.method === 'GET') {
+      if ((objectTypeAliases[p[3]!] ?? p[3]) !== 'deals') return errorBody(400, 'VALIDATION_ERROR', `Unable to infer object type from: ${p[3]!}`);
+      return { status: 200, body: pipelinesView(this.pipelines, new Date(0).toISOString()) };
+    }
     if (p[1] === 'v3' && p[2] === 'properties' && p[3]) {
       if (req.method === 'GET' && p.length === 4) return this.listProperties(p[3]);
       if (req.method === 'GET' && p.length === 5) return this.getProperty(p[3], p[4]!);
@@ -206,24 +208,27 @@ export class FakeHubSpotCrm {
     return errorBody(404, 'OBJECT_NOT_FOUND', `No route for ${req.method} ${req.path}`);
   }
 
-
   private unknownType(type: string): FakeResponse {
     return errorBody(400, 'VALIDATION_ERROR', `Unable to infer object type from: ${type}`);
   }
 
   /** Problems with one input's properties, as HubSpot words them; null when valid. */
-  private invalidProperties(store: ObjectStore, props: Body, creating: boolean): string | null {
+  private invalidProperties(store: ObjectStore, props: Body, creating: boolean): { message: string; extra: Body } | null {
+    const values: PropertyProblem[] = [];
     for (const name of Object.keys(props)) {
       const def = store.properties.get(name);
-      if (!def) return propertyError(name, 'PROPERTY_DOESNT_EXIST', `Property "${name}" does not exist`);
-      if (def.readOnly || def.calculated) return propertyError(name, 'READ_ONLY_VALUE', `"${name}" is a read only property; its value cannot be set.`);
+      if (!def) return refused([{ name, error: 'PROPERTY_DOESNT_EXIST', message: `Property "${name}" does not exist` }]);
+      if (def.readOnly || def.calculated) return refused([{ name, error: 'READ_ONLY_VALUE', message: `"${name}" is a read only property; its value cannot be set.` }]);
       const v = props[name];
-      if (v !== null && typeof v === 'object') return propertyError(name, 'INVALID_OPTION', `${JSON.stringify(v)} is not a valid value for "${name}"`);
+      if (v !== null && typeof v === 'object') return refused([{ name, error: 'INVALID_OPTION', message: `${JSON.stringify(v)} is not a valid value for "${name}"` }]);
+      const problem = v === null || v === undefined ? null : checkPropertyValue(name, def, String(v), this.pipelines, props);
+      if (problem) values.push(problem);
     }
+    if (values.length > 0) return refused(values);
     if (creating) {
       for (const name of store.required) {
         if (props[name] === undefined || props[name] === null || props[name] === '') {
-          return propertyError(name, 'REQUIRED_PROPERTY', `Property "${name}" is required`);
+          return refused([{ name, error: 'REQUIRED_PROPERTY', message: `Property "${name}" is required` }]);
         }
       }
     }
@@ -293,7 +298,7 @@ export class FakeHubSpotCrm {
     // Real HubSpot fails the whole upsert batch on one bad property: the engine splits to isolate it.
     for (const input of parsed) {
       const problem = this.invalidProperties(store, asBody(input.properties), false);
-      if (problem) return errorBody(400, 'VALIDATION_ERROR', problem);
+      if (problem) return errorBody(400, 'VALIDATION_ERROR', problem.message, problem.extra);
     }
     // HubSpot fails the whole upsert batch with a 409 naming only the first conflict.
     if ((this.options.batchConflicts ?? 'reject-batch') === 'reject-batch') {
@@ -314,7 +319,7 @@ export class FakeHubSpotCrm {
       const conflict = this.uniqueConflict(type, store, props, existing?.id ?? '');
       const trace = typeof input.objectWriteTraceId === 'string' ? input.objectWriteTraceId : undefined;
       if (conflict || (!existing && this.invalidProperties(store, props, true))) {
-        const message = conflict ? String(asBody(conflict.body).message) : this.invalidProperties(store, props, true)!;
+        const message = conflict ? String(asBody(conflict.body).message) : this.invalidProperties(store, props, true)!.message;
         errors.push({ status: 'error', category: conflict ? 'CONFLICT' : 'VALIDATION_ERROR', message, context: { ids: [value], ...(trace ? { objectWriteTraceId: [trace] } : {}) }, errors: [], links: {} });
         continue;
       }
@@ -329,6 +334,31 @@ export class FakeHubSpotCrm {
     return this.batchEnvelope(results, errors, 200);
   }
 
+  /** POST …/batch/update: one refused property value fails the whole batch; an unknown id gets a 207 error. */
+  private batchUpdate(type: string, inputs: unknown[]): FakeResponse {
+    const store = this.store(type);
+    if (!store) return this.unknownType(type);
+    const parsed = inputs.map(asBody);
+    for (const input of parsed) {
+      const problem = this.invalidProperties(store, asBody(input.properties), false);
+      if (problem) return errorBody(400, 'VALIDATION_ERROR', problem.message, problem.extra);
+    }
+    const t = this.now();
+    const results: Body[] = [];
+    const missing: string[] = [];
+    for (const input of parsed) {
+      const id = String(input.id ?? '');
+      const record = this.find(store, id, typeof input.idProperty === 'string' ? input.idProperty : undefined);
+      if (!record) {
+        missing.push(id);
+        continue;
+      }
+      store.records.update(record, (r) => this.write(r, asBody(input.properties), t));
+      results.push(this.view(record));
+    }
+    return this.batchEnvelope(results, notFound(type, missing), 200);
+  }
+
   private batchCreate(type: string, inputs: unknown[]): FakeResponse {
     const store = this.store(type);
     if (!store) return this.unknownType(type);
@@ -338,10 +368,10 @@ export class FakeHubSpotCrm {
     const traced = traces.every((t) => t !== undefined) && new Set(traces).size === traces.length;
     const fromType = objectTypeAliases[type] ?? type;
     const links = parsed.map((input) => this.links.checkInline(fromType, asArray(input.associations)));
-    const problems = parsed.map((input, n): { category: string; message: string; context?: Record<string, string[]> } | null => {
+    const problems = parsed.map((input, n): { category: string; message: string; context?: Record<string, string[]>; extra?: Body } | null => {
       const props = asBody(input.properties);
       const invalid = this.invalidProperties(store, props, true);
-      if (invalid) return { category: 'VALIDATION_ERROR', message: invalid };
+      if (invalid) return { category: 'VALIDATION_ERROR', message: invalid.message, extra: invalid.extra };
       const assoc = links[n]!;
       if (!Array.isArray(assoc)) return { category: 'VALIDATION_ERROR', ...assoc };
       const conflict = this.uniqueConflict(type, store, props, null);
@@ -349,14 +379,14 @@ export class FakeHubSpotCrm {
       return null;
     });
     const firstProblem = problems.find((p) => p !== null);
-    if (firstProblem && !traced) return errorBody(400, firstProblem.category, firstProblem.message, firstProblem.context ? { context: firstProblem.context } : {});
+    if (firstProblem && !traced) return errorBody(400, firstProblem.category, firstProblem.message, { ...firstProblem.extra, ...(firstProblem.context ? { context: firstProblem.context } : {}) });
     const t = this.now();
     const results: Body[] = [];
     const errors: Body[] = [];
     parsed.forEach((input, n) => {
       const problem = problems[n];
       if (problem) {
-        errors.push({ status: 'error', category: problem.category, message: problem.message, context: { ...problem.context, objectWriteTraceId: [traces[n]!] }, errors: [], links: {} });
+        errors.push({ status: 'error', category: problem.category, message: problem.message, context: { ...problem.context, objectWriteTraceId: [traces[n]!] }, errors: [], ...problem.extra, links: {} });
         return;
       }
       const record = this.newRecord(t);
@@ -395,11 +425,7 @@ export class FakeHubSpotCrm {
       if (r) results.push(this.view(r, props));
       else missing.push(id);
     }
-    const errors = missing.length === 0 ? [] : [{
-      status: 'error', category: 'OBJECT_NOT_FOUND', message: `Could not get some ${(singular[objectTypeAliases[type] ?? type] ?? type).toUpperCase()} objects, they may be deleted or not exist. Check that ids are valid.`,
-      context: { ids: missing }, errors: [], links: {},
-    }];
-    return this.batchEnvelope(results, errors, 200);
+    return this.batchEnvelope(results, notFound(type, missing), 200);
   }
 
   private getById(type: string, id: string, query: URLSearchParams): FakeResponse {
@@ -433,59 +459,11 @@ export class FakeHubSpotCrm {
   private search(type: string, body: Body): FakeResponse {
     const store = this.store(type);
     if (!store) return this.unknownType(type);
-    const visibleBefore = this.now() - (this.options.searchLagMs ?? 0);
-    const groups = asArray(body.filterGroups).map((g) => asArray(asBody(g).filters).map(asBody));
-    const matches = (r: StoredRecord, f: Body): boolean => {
-      const v = r.properties.get(String(f.propertyName));
-      const want = f.value === undefined ? undefined : String(f.value);
-      switch (f.operator) {
-        case 'EQ': return v === want;
-        case 'NEQ': return v !== want;
-        case 'IN': return asArray(f.values).map(String).includes(v ?? '\u0000');
-        case 'NOT_IN': return !asArray(f.values).map(String).includes(v ?? '\u0000');
-        case 'HAS_PROPERTY': return v !== undefined && v !== '';
-        case 'NOT_HAS_PROPERTY': return v === undefined || v === '';
-        case 'CONTAINS_TOKEN': return v !== undefined && want !== undefined && v.toLowerCase().includes(want.replace(/\*/g, '').toLowerCase());
-        default: return false;
-      }
-    };
-    const hits = this.searchCandidates(store, groups).filter(
-      (r) => r.updatedAt <= visibleBefore && (groups.length === 0 || groups.some((fs) => fs.every((f) => matches(r, f)))),
-    );
-    const limit = Math.min(200, Number(body.limit ?? 10) || 10);
-    const after = Number(body.after ?? 0) || 0;
-    const page = hits.slice(after, after + limit);
-    const props = asArray(body.properties).map(String);
-    const out: Body = { total: hits.length, results: page.map((r) => this.view(r, props)) };
-    if (after + limit < hits.length) out.paging = { next: { after: String(after + limit) } };
-    return { status: 200, body: out };
-  }
-
-  /**
-   * The records a search can match: when every filter group pins a property to values (EQ, IN),
-   * the union of those values' index entries, oldest first; otherwise every record.
-   */
-  private searchCandidates(store: ObjectStore, groups: Body[][]): StoredRecord[] {
-    if (groups.length === 0) return [...store.records.values()];
-    const found: StoredRecord[] = [];
-    for (const filters of groups) {
-      const pin = filters.find((f) => (f.operator === 'EQ' && f.value !== undefined) || (f.operator === 'IN' && !asArray(f.values).map(String).includes('\u0000')));
-      if (!pin) return [...store.records.values()];
-      const name = String(pin.propertyName);
-      this.indexProperty(store, name);
-      for (const value of pin.operator === 'EQ' ? [String(pin.value)] : asArray(pin.values).map(String)) {
-        for (const r of store.records.lookup(name, value)) found.push(r);
-      }
-    }
-    return store.records.oldestFirst(found);
+    return searchRecords(store.records, body, this.now() - (this.options.searchLagMs ?? 0), (r, props) => this.view(r, props), (name) => this.indexProperty(store, name));
   }
 
   private propertyView(type: string, name: string, p: PropertyDef): Body {
-    return {
-      name, label: name, type: p.type, fieldType: 'text', groupName: `${singular[objectTypeAliases[type] ?? type] ?? type}information`,
-      hasUniqueValue: p.unique, hubspotDefined: !p.custom, calculated: p.calculated, externalOptions: false, formField: false, options: [],
-      modificationMetadata: { archivable: p.custom, readOnlyDefinition: !p.custom, readOnlyValue: p.readOnly },
-    };
+    return propertyView(name, p, `${singular[objectTypeAliases[type] ?? type] ?? type}information`);
   }
 
   private listProperties(type: string): FakeResponse {
@@ -514,7 +492,8 @@ export class FakeHubSpotCrm {
     if (unique && (canonical === 'notes' || canonical === 'tasks')) {
       return errorBody(400, 'VALIDATION_ERROR', `Unique value properties are not supported for ${canonical}.`);
     }
-    store.properties.set(name, { unique, type: String(body.type), custom: true, readOnly: false, calculated: false });
+    const options = asArray(body.options).map(asBody).filter((o) => typeof o.value === 'string').map((o) => ({ value: String(o.value), label: typeof o.label === 'string' ? o.label : String(o.value) }));
+    store.properties.set(name, propertyDef({ unique, type: String(body.type), fieldType: String(body.fieldType), options }, true));
     if (unique) this.indexProperty(store, name);
     return { status: 201, body: this.propertyView(type, name, store.properties.get(name)!) };
   }

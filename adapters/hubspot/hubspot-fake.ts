@@ -4,7 +4,8 @@
  * counts, seeded faults and both fronts (nock, loopback server).
  *
  * It enforces what real HubSpot enforces and what the adapter must survive: bearer token,
- * unique-value idProperty, unknown properties (whole-batch 400 on upsert, per-input 207 on a
+ * unique-value idProperty, unknown properties and refused values (the property types, options and
+ * deal pipelines of hubspot-fake-properties.ts: whole-batch 400 on upsert, per-input 207 on a
  * traced create), 100 inputs per batch, duplicate ids in one upsert, notes/tasks need
  * hs_timestamp, the ten-second / daily / search-per-second limits, and a search index that
  * lags writes by `searchLagMs`, and the association types valid for each pair of objects.
@@ -18,9 +19,9 @@
  */
 import { FakeHttpCore, fakeCrmBase, type FakeCrmBase, interceptWithNock, listenLoopback, type FaultOptions, type FaultKind } from '../testing/fake-http.js';
 import { FakeHubSpotState, HubSpotFault, type FakeHubSpotOptions } from './hubspot-fake-state.js';
-import type { FakeHubSpotAssociation, FakeHubSpotRecord, FakePropertyDefinition } from './hubspot-fake-crm.js';
+import type { FakeHubSpotAssociation, FakeHubSpotRecord, FakePipeline, FakePropertyDefinition } from './hubspot-fake-crm.js';
 
-export { FakeHubSpotState, HubSpotFault, type FakeHubSpotAssociation, type FakeHubSpotOptions, type FakeHubSpotRecord, type FakePropertyDefinition };
+export { FakeHubSpotState, HubSpotFault, type FakeHubSpotAssociation, type FakeHubSpotOptions, type FakeHubSpotRecord, type FakePipeline, type FakePropertyDefinition };
 
 export interface FakeHubSpot extends FakeCrmBase<FaultKind | HubSpotFault> {
   /** The state machine (records, properties). */
@@ -37,8 +38,14 @@ export interface FakeHubSpot extends FakeCrmBase<FaultKind | HubSpotFault> {
    * [] when the record does not exist.
    */
   associations(objectType: string, id: string): FakeHubSpotAssociation[];
-  /** Define (or redefine) a property; `unique: true` makes it usable as an upsert idProperty. */
+  /**
+   * Define (or redefine) a property: `unique: true` makes it usable as an upsert idProperty;
+   * `type` (string, number, bool, enumeration, date, datetime, phone_number), `fieldType` (checkbox:
+   * a multi-select) and `options` are what writes are then held to, as HubSpot holds them.
+   */
   defineProperty(objectType: string, name: string, definition?: FakePropertyDefinition): void;
+  /** Add (or replace, by id) a deal pipeline; its stage ids become `dealstage` values. The portal starts with `default`. */
+  definePipeline(pipeline: FakePipeline): void;
   /** Remove a property (the portal does not have it). */
   removeProperty(objectType: string, name: string): void;
   /** Start a new "day" for `dailyLimit`, optionally with a new limit. */
@@ -73,6 +80,7 @@ export function fakeHubSpotFromState(state: FakeHubSpotState, faults?: FaultOpti
     associations: (objectType, id) => state.associations(objectType, id),
     defineProperty: (objectType, name, definition) => state.defineProperty(objectType, name, definition),
     removeProperty: (objectType, name) => state.crm.removeProperty(objectType, name),
+    definePipeline: (pipeline) => state.crm.definePipeline(pipeline),
     resetDaily: (dailyLimit) => state.resetDaily(dailyLimit),
   };
 }

@@ -7,6 +7,8 @@ import { hubspotObjectSchema, type HubSpotObjectConfig } from './hubspot-config.
 import { formatZodIssues } from '../../schemas/parse.js';
 import { linkLevels } from '../../src/engine/link-levels.js';
 import { ConfigError } from '../../src/errors.js';
+import { loadFieldDefinitions } from '../../src/field-definitions.js';
+import type { FieldDefinitionsFile } from '../../schemas/field-definitions.js';
 import { engineObjects } from '../kit/adapter-kit.js';
 import { localRateBudget, type RateBudget } from '../../src/rate-budget.js';
 import type { HubSpotClientLike } from './hubspot-client.js';
@@ -28,6 +30,12 @@ export interface HubSpotAdapterOptions {
   rateLimit?: { points: number; durationMs: number };
   /** Budget also spent before search calls. Default: local 4 per second. */
   searchRateBudget?: RateBudget;
+  /**
+   * What each allowlisted field accepts (crm-upsert.fields.json from `crm-upsert schema pull`, parsed
+   * or its path): values are checked and normalized before anything is claimed. Default: none
+   * (field names are checked, values are not).
+   */
+  fieldDefinitions?: FieldDefinitionsFile | string;
 }
 
 export interface ResolvedHubSpotOptions {
@@ -37,6 +45,7 @@ export interface ResolvedHubSpotOptions {
   objects: Record<string, HubSpotObjectConfig>;
   rateBudget: RateBudget;
   searchRateBudget: RateBudget;
+  fieldDefinitions?: FieldDefinitionsFile;
 }
 
 export const DEFAULT_BASE_PATH = 'https://api.hubapi.com';
@@ -56,6 +65,7 @@ const optionsSchema = z.strictObject({
   rateBudget: budget.optional(),
   rateLimit: z.strictObject({ points: z.number().int().positive(), durationMs: z.number().int().positive() }).optional(),
   searchRateBudget: budget.optional(),
+  fieldDefinitions: z.union([z.string().min(1), z.custom<FieldDefinitionsFile>((v) => typeof v === 'object' && v !== null, 'must be the parsed crm-upsert.fields.json or its path')]).optional(),
 });
 
 /** How a wait for the local budget is described: HubSpot's own name for its limit when it is that one. */
@@ -85,7 +95,8 @@ export function resolveHubSpotOptions(options: HubSpotAdapterOptions, env: NodeJ
       throw new ConfigError(`invalid hubspotAdapter options: objects.${name}.fields: must not list the keyProperty ${object.keyProperty} (the adapter writes it)`);
     }
   }
-  linkLevels(engineObjects(o.objects), 'hubspotAdapter');
+  const fieldDefinitions = o.fieldDefinitions === undefined ? undefined : loadFieldDefinitions(o.fieldDefinitions, 'hubspot');
+  linkLevels(engineObjects(o.objects, { ...(fieldDefinitions ? { definitions: fieldDefinitions } : {}), vendor: 'hubspotAdapter' }), 'hubspotAdapter');
   const accessToken = o.accessToken ?? (env.HUBSPOT_ACCESS_TOKEN || undefined);
   if (!o.client && !accessToken) {
     throw new ConfigError('hubspotAdapter needs a private-app access token: set HUBSPOT_ACCESS_TOKEN (or pass accessToken, or an injected client)');
@@ -95,6 +106,7 @@ export function resolveHubSpotOptions(options: HubSpotAdapterOptions, env: NodeJ
     basePath: (o.basePath ?? DEFAULT_BASE_PATH).replace(/\/+$/, ''),
     client: o.client,
     objects: o.objects,
+    ...(fieldDefinitions ? { fieldDefinitions } : {}),
     rateBudget: o.rateBudget ?? localRateBudget({ ...(o.rateLimit ?? DEFAULT_RATE_LIMIT), label: limitLabel(o.rateLimit ?? DEFAULT_RATE_LIMIT) }),
     searchRateBudget: o.searchRateBudget ?? localRateBudget({ ...DEFAULT_SEARCH_RATE_LIMIT, label: 'HubSpot search limit' }),
   };

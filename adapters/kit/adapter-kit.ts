@@ -6,6 +6,7 @@
  */
 import { parentMemoKey, type ActivityWrite, type BatchContext, type ObjectSpec, type WriteResult } from '../../src/adapter.js';
 import { ConfigError, type CrmError } from '../../src/errors.js';
+import type { FieldDefinition, FieldDefinitionsFile, InlineFieldDefinition } from '../../schemas/field-definitions.js';
 import type { RateBudget } from '../../src/rate-budget.js';
 
 type Kind = 'record' | 'activity';
@@ -121,21 +122,31 @@ export async function writeInOrder<W, T>(writes: readonly W[], prepare: (write: 
 }
 
 /**
- * The engine's view of configured objects: kind, field allowlist, the parents' and links' names.
- * `slotted`: the CRM keeps one record per link field (Salesforce lookups: the config maps each
- * linked object to its field), so two links landing on one field are refused before any call.
+ * The engine's view of configured objects: kind, field allowlist, the parents' and links' names,
+ * and the definitions of the allowlisted fields (from the pulled file, then those written by hand
+ * in the object's `definitions`, which win). `slotted`: the CRM keeps one record per link field
+ * (Salesforce lookups: the config maps each linked object to its field), so two links landing on
+ * one field are refused before any call.
  */
 export function engineObjects(
-  objects: Readonly<Record<string, { kind: Kind; fields: readonly string[]; parents?: Record<string, unknown>; links?: Record<string, unknown> }>>,
-  options: { slotted?: boolean } = {},
+  objects: Readonly<Record<string, { kind: Kind; fields: readonly string[]; parents?: Record<string, unknown>; links?: Record<string, unknown>; definitions?: readonly InlineFieldDefinition[] }>>,
+  options: { slotted?: boolean; definitions?: FieldDefinitionsFile; vendor?: string } = {},
 ): Record<string, ObjectSpec> {
   const out: Record<string, ObjectSpec> = {};
   for (const [name, c] of Object.entries(objects)) {
     const map = (c.kind === 'record' ? c.links : c.parents) ?? {};
     const slots = options.slotted && Object.keys(map).length > 0 ? { slots: Object.fromEntries(Object.entries(map).map(([o, field]) => [o, String(field)])) } : {};
+    const defined: Record<string, FieldDefinition> = {};
+    const pulled = options.definitions?.objects[name] ?? {};
+    for (const field of c.fields) if (Object.hasOwn(pulled, field)) defined[field] = pulled[field]!;
+    for (const { name: field, ...definition } of c.definitions ?? []) {
+      if (!c.fields.includes(field)) throw new ConfigError(`invalid ${options.vendor ?? 'adapter'} options: objects.${name}.definitions: "${field}" is not on the object's fields list`);
+      defined[field] = definition;
+    }
+    const definitions = Object.keys(defined).length > 0 ? { definitions: defined } : {};
     out[name] = c.kind === 'record'
-      ? { kind: 'record', fields: [...c.fields], ...(c.links ? { links: Object.keys(c.links) } : {}), ...slots }
-      : { kind: 'activity', fields: [...c.fields], parents: Object.keys(c.parents ?? {}), ...slots };
+      ? { kind: 'record', fields: [...c.fields], ...(c.links ? { links: Object.keys(c.links) } : {}), ...slots, ...definitions }
+      : { kind: 'activity', fields: [...c.fields], parents: Object.keys(c.parents ?? {}), ...slots, ...definitions };
   }
   return out;
 }

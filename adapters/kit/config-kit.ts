@@ -3,12 +3,19 @@
  * composes the sections, so nothing here may import src/ or a vendor SDK).
  */
 import { z } from 'zod';
+import { inlineFieldDefinitionSchema } from '../../schemas/field-definitions.js';
 
 /** A non-empty name: an object, property or field. */
 export const nameSchema = z.string().min(1, 'must not be empty');
 
 /** A field allowlist: at least one field. */
 export const fieldListSchema = z.array(nameSchema).min(1, 'must list at least one field');
+
+/**
+ * Field definitions written by hand in an object's config (`definitions`): for fields the CRM
+ * types loosely and the user wants to narrow, or for tests. Each names an allowlisted field.
+ */
+export const inlineDefinitionsSchema = z.array(inlineFieldDefinitionSchema);
 
 /** An in-process request budget: `points` requests per `durationMs`. */
 export const rateLimitSchema = z.strictObject({

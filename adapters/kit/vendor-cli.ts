@@ -9,6 +9,7 @@
  */
 import type { z } from 'zod';
 import type { Action } from '../../schemas/action.js';
+import type { FieldDefinitionsFile } from '../../schemas/field-definitions.js';
 import type { CrmAdapter } from '../../src/adapter.js';
 import type { CrmError } from '../../src/errors.js';
 import type { RateBudget } from '../../src/rate-budget.js';
@@ -86,11 +87,17 @@ export interface VendorCli<Section> {
   readonly dryRunEnv: Readonly<Record<string, string>>;
 
   /** The adapter the section describes, credentials from `env`. */
-  buildAdapter(section: Section, env: NodeJS.ProcessEnv, options: { rateBudget?: RateBudget }): Promise<CrmAdapter>;
+  buildAdapter(section: Section, env: NodeJS.ProcessEnv, options: { rateBudget?: RateBudget; fieldDefinitions?: FieldDefinitionsFile }): Promise<CrmAdapter>;
   /** The request the adapter would send for `action` under `key`, from the adapter's own request builders. */
   previewRequest(section: Section, action: Action, key: string): RequestPreview;
   /** Verify (or, with `create`, create) the id, key and allowlisted fields through the CRM API. */
   checkSetup(section: Section, env: NodeJS.ProcessEnv, options: { create: boolean }): Promise<SetupReport>;
+  /**
+   * `crm-upsert schema pull`: the definitions of every configured object's allowlisted fields,
+   * read from the CRM (HubSpot properties and deal pipelines, Salesforce describe), `pulledAt` the
+   * day `now` falls on. Fields the CRM does not have are left out (check-setup names them).
+   */
+  pullFields?(section: Section, env: NodeJS.ProcessEnv, options: { now: Date }): Promise<FieldDefinitionsFile>;
 
   readonly auth: {
     /** The token itself was refused (not only a permission). Default: HTTP 401. */

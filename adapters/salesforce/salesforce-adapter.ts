@@ -7,9 +7,13 @@ import { parentMemoKey, type ActivityWrite, type BatchContext, type CrmAdapter, 
 import { CrmError, CrmErrorKind, registerSecret } from '../../src/errors.js';
 import { engineObjects, objectSpec, requestGate, resolveParents, writeInOrder, type Prepared } from '../kit/adapter-kit.js';
 import { loadVendorSdk, SALESFORCE_SDK } from '../kit/vendor-sdk.js';
-import { classifySalesforceError, dailyLimitStop, linkNotFound, missingReference, recordError, type ClassifyContext, type ResponseInfo, type SalesforceRecordError } from './salesforce-errors.js';
+import {
+  classifySalesforceError, dailyLimitStop, linkNotFound, missingReference, recordError, unparsableFailure, unparsableValue,
+  type ClassifyContext, type ResponseInfo, type SalesforceRecordError, type SentRecord,
+} from './salesforce-errors.js';
 import { resolveSalesforceOptions, type SalesforceAdapterOptions, type SalesforceConnection, type SalesforceHttpRequest, type SalesforceObjectConfig } from './salesforce-options.js';
 import { activityLookups, activityValues, apiBase, collectionRecord, collectionUrl, linkTargets, recordValues } from './salesforce-requests.js';
+import type { DescribeResult } from './salesforce-fields.js';
 import { soqlIn, soqlQuote } from './soql.js';
 
 // An optional peer: without it, importing this module throws the one message naming what to install.
@@ -52,6 +56,11 @@ interface TransportLike {
 export interface SalesforceAdapter extends CrmAdapter {
   /** The jsforce Connection in use (built from options or injected). */
   readonly connection: SalesforceConnection;
+  /**
+   * `GET /sobjects/{sobject}/describe`, one request through the adapter's own path (rate budget,
+   * request count, usage figures, classified and secret-free errors): what `schema pull` reads.
+   */
+  describeSObject(sobject: string): Promise<DescribeResult>;
 }
 
 export function salesforceAdapter(options: SalesforceAdapterOptions): SalesforceAdapter {
@@ -140,6 +149,9 @@ export function salesforceAdapter(options: SalesforceAdapterOptions): Salesforce
   /**
    * One collection upsert; returns one WriteResult per record in order. `explain` may name the
    * cause of a record's failure better than Salesforce's words (a link that does not exist).
+   * A whole-request JSON_PARSER_ERROR names one unreadable value: the records holding it fail,
+   * named by field and value, and the rest go again in one request (instead of the engine halving
+   * the batch); when no record holds it, the error propagates as before.
    */
   async function upsertCollection(
     spec: SalesforceObjectConfig,
@@ -148,28 +160,38 @@ export function salesforceAdapter(options: SalesforceAdapterOptions): Salesforce
     explain?: (index: number, errors: readonly SalesforceRecordError[] | undefined) => CrmError | undefined,
   ): Promise<WriteResult[]> {
     if (records.length === 0) return [];
-    const { sobject, externalIdField } = spec;
+    let body: unknown;
+    try {
+      body = await sendCollection(spec, records, context);
+    } catch (err) {
+      const held = err instanceof CrmError ? holdersOf(spec, records, err) : undefined;
+      if (!held) throw err;
+      const rest = records.map((_r, i) => i).filter((i) => !held.has(i));
+      const again = await upsertCollection(spec, rest.map((i) => records[i]!), context, explain && ((j, errors) => explain(rest[j]!, errors)));
+      return records.map((_r, i) => held.get(i) ?? again[rest.indexOf(i)]!);
+    }
+    const results: CollectionResult[] = Array.isArray(body) ? body : [];
+    return records.map((record, i) => {
+      const r = results[i];
+      const better = r && r.success !== true ? explain?.(i, r.errors) : undefined;
+      return better ? { ok: false, error: better } : toWriteResult(r, { sobject: spec.sobject, record });
+    });
+  }
+
+  /** The wire call of `sobject(T).upsert(records[], extIdField, { allOrNone: false })` (jsforce `_upsertMany`), issued directly so the request carries our no-retry options. */
+  function sendCollection(spec: SalesforceObjectConfig, records: Array<Record<string, unknown>>, context?: BatchContext): Promise<unknown> {
     const headers: Record<string, string> = { 'content-type': 'application/json' };
     if (opts.allowDuplicateSave) headers['Sforce-Duplicate-Rule-Header'] = 'allowSave=true';
-    const externalIds = records.map((r) => String(r[externalIdField]));
-    // The wire call of `sobject(T).upsert(records[], extIdField, { allOrNone: false })` (jsforce
-    // `_upsertMany`), issued directly so the request carries our no-retry options.
-    const body = await send<unknown>(
+    return send<unknown>(
       {
         method: 'PATCH',
         url: collectionUrl(opts.apiVersion, spec),
         headers,
-        body: JSON.stringify({ allOrNone: false, records: records.map((r) => collectionRecord(sobject, r)) }),
+        body: JSON.stringify({ allOrNone: false, records: records.map((r) => collectionRecord(spec.sobject, r)) }),
       },
-      { externalIds, multiRecordWrite: records.length > 1 },
+      { externalIds: records.map((r) => String(r[spec.externalIdField])), multiRecordWrite: records.length > 1 },
       context,
     );
-    const results: CollectionResult[] = Array.isArray(body) ? body : [];
-    return records.map((_r, i) => {
-      const r = results[i];
-      const better = r && r.success !== true ? explain?.(i, r.errors) : undefined;
-      return better ? { ok: false, error: better } : toWriteResult(r);
-    });
   }
 
   const spec = <K extends SalesforceObjectConfig['kind']>(object: string, kind: K) => objectSpec(VENDOR, opts.objects, object, kind);
@@ -205,8 +227,9 @@ export function salesforceAdapter(options: SalesforceAdapterOptions): Salesforce
   return {
     name: VENDOR,
     capabilities: { maxBatch: MAX_BATCH, nativeActivityUpsert: true },
-    objects: engineObjects(opts.objects, { slotted: true }),
+    objects: engineObjects(opts.objects, { slotted: true, ...(opts.fieldDefinitions ? { definitions: opts.fieldDefinitions } : {}), vendor: 'salesforce' }),
     connection: conn,
+    describeSObject: (sobject: string) => send<DescribeResult>({ method: 'GET', url: `${base}/sobjects/${encodeURIComponent(sobject)}/describe` }),
 
     async upsertRecords(object: string, writes: RecordWrite[], context?: BatchContext): Promise<WriteResult[]> {
       const s = spec(object, 'record');
@@ -259,7 +282,42 @@ export function salesforceAdapter(options: SalesforceAdapterOptions): Salesforce
   };
 }
 
-function toWriteResult(r: CollectionResult | undefined): WriteResult {
+/**
+ * The records (by index) holding the value a JSON_PARSER_ERROR names, each with its failure;
+ * undefined when the error names none of them. The column it points at picks the field (so a
+ * Subject that happens to read "12/01/2026" is not taken for the date); every record with that
+ * value in that field fails with it. Without a usable column, any field holding the value counts.
+ */
+function holdersOf({ sobject, externalIdField }: SalesforceObjectConfig, records: ReadonlyArray<Record<string, unknown>>, error: CrmError): Map<number, WriteResult> | undefined {
+  const named = unparsableValue(error);
+  if (!named) return undefined;
+  // The key travels as text, which the parser always reads: never the culprit.
+  const holds = (record: Readonly<Record<string, unknown>>, k: string) => {
+    const v = record[k];
+    return k !== externalIdField && (typeof v === 'string' || typeof v === 'number' || typeof v === 'boolean') && String(v) === named.value;
+  };
+  const at = named.column === undefined ? undefined : recordAt(sobject, records, named.column);
+  const fieldAt = at === undefined ? undefined : Object.keys(records[at]!).find((k) => holds(records[at]!, k));
+  const held = new Map<number, WriteResult>();
+  records.forEach((record, i) => {
+    const field = fieldAt !== undefined ? (holds(record, fieldAt) ? fieldAt : undefined) : Object.keys(record).find((k) => holds(record, k));
+    if (field !== undefined) held.set(i, { ok: false, error: unparsableFailure(sobject, field, record[field], named.type, error) });
+  });
+  return held.size > 0 ? held : undefined;
+}
+
+/** The record whose JSON spans `column` (1-based) of the one-line body `sendCollection` sent. */
+function recordAt(sobject: string, records: ReadonlyArray<Record<string, unknown>>, column: number): number | undefined {
+  let start = JSON.stringify({ allOrNone: false, records: [] }).length - 2;
+  for (let i = 0; i < records.length; i++) {
+    const end = start + JSON.stringify(collectionRecord(sobject, records[i]!)).length;
+    if (column - 1 >= start && column - 1 < end) return i;
+    start = end + 1;
+  }
+  return undefined;
+}
+
+function toWriteResult(r: CollectionResult | undefined, sent: SentRecord): WriteResult {
   if (!r || typeof r !== 'object') {
     return { ok: false, error: new CrmError('Salesforce returned no result for this record; it may or may not have been written', { vendor: VENDOR, kind: CrmErrorKind.transient, ambiguous: true }) };
   }
@@ -267,7 +325,7 @@ function toWriteResult(r: CollectionResult | undefined): WriteResult {
   if (r.success === true) {
     return { ok: false, error: new CrmError('Salesforce reported success without a record id', { vendor: VENDOR, kind: CrmErrorKind.transient, ambiguous: true }) };
   }
-  return { ok: false, error: recordError(r.errors) };
+  return { ok: false, error: recordError(r.errors, sent) };
 }
 
 const sameRef = (a: LinkRef, b: LinkRef) => a.object === b.object && a.externalId === b.externalId;

@@ -3,10 +3,13 @@
  * loads neither jsforce nor the fake: each is imported when first used. The SDK is an optional
  * peer: building an adapter without it fails with a ConfigError naming it (exit 2).
  */
+import type { FieldDefinitionsFile } from '../../schemas/field-definitions.js';
 import { ConfigError, registerSecret } from '../../src/errors.js';
 import { inventoryOf, type InventoryTable, type VendorCli } from '../kit/vendor-cli.js';
 import { SALESFORCE_INSTANCE_ENV, SALESFORCE_TOKEN_ENV, salesforceConfigSchema, type SalesforceConfig } from './salesforce-config.js';
 import { activityLookups, activityValues, collectionRecord, collectionUrl, linkTargets, recordValues } from './salesforce-requests.js';
+import type { RateBudget } from '../../src/rate-budget.js';
+import type { SalesforceAdapter } from './salesforce-adapter.js';
 import { checkSalesforceSetup } from './salesforce-setup.js';
 
 const DEFAULT_API_VERSION = '60.0';
@@ -83,6 +86,27 @@ const SALES_ACTIONS = [
   { ...CALL_NOTE, fields: { ...CALL_NOTE.fields, Description: 'AI summary: 40 seats for Fabrikam in January; security review still open.' } },
 ];
 
+/** The adapter a section describes, credentials from `env` (the token never comes from the file). */
+async function adapterFrom(sf: SalesforceConfig, env: NodeJS.ProcessEnv, rateBudget?: RateBudget, fieldDefinitions?: FieldDefinitionsFile): Promise<SalesforceAdapter> {
+  // First: without jsforce (an optional peer) this throws the ConfigError naming what to install.
+  const { salesforceAdapter } = await import('./salesforce-adapter.js');
+  const accessToken = env[SALESFORCE_TOKEN_ENV];
+  const instanceUrl = sf.instanceUrl ?? env[SALESFORCE_INSTANCE_ENV];
+  if (!accessToken) throw new ConfigError(`${SALESFORCE_TOKEN_ENV} is not set: export the Salesforce access token in the environment (it never goes in the config file)`);
+  if (!instanceUrl) throw new ConfigError(`salesforce.instanceUrl is not set: put it in the config file or set ${SALESFORCE_INSTANCE_ENV}`);
+  registerSecret(accessToken);
+  return salesforceAdapter({
+    accessToken,
+    instanceUrl,
+    objects: sf.objects,
+    ...(fieldDefinitions ? { fieldDefinitions } : {}),
+    ...(sf.apiVersion ? { apiVersion: sf.apiVersion } : {}),
+    ...(sf.dailyLimitShare !== undefined ? { dailyLimitShare: sf.dailyLimitShare } : {}),
+    ...(sf.allowDuplicateSave !== undefined ? { allowDuplicateSave: sf.allowDuplicateSave } : {}),
+    ...(rateBudget ? { rateBudget } : {}),
+  });
+}
+
 export const salesforceCli: VendorCli<SalesforceConfig> = {
   name: 'salesforce',
   label: 'Salesforce',
@@ -91,23 +115,12 @@ export const salesforceCli: VendorCli<SalesforceConfig> = {
   secretEnv: [SALESFORCE_TOKEN_ENV],
   dryRunEnv: { [SALESFORCE_TOKEN_ENV]: 'dry-run-sends-nothing', [SALESFORCE_INSTANCE_ENV]: 'https://dry-run.invalid' },
 
-  async buildAdapter(sf, env, { rateBudget }) {
-    // First: without jsforce (an optional peer) this throws the ConfigError naming what to install.
-    const { salesforceAdapter } = await import('./salesforce-adapter.js');
-    const accessToken = env[SALESFORCE_TOKEN_ENV];
-    const instanceUrl = sf.instanceUrl ?? env[SALESFORCE_INSTANCE_ENV];
-    if (!accessToken) throw new ConfigError(`${SALESFORCE_TOKEN_ENV} is not set: export the Salesforce access token in the environment (it never goes in the config file)`);
-    if (!instanceUrl) throw new ConfigError(`salesforce.instanceUrl is not set: put it in the config file or set ${SALESFORCE_INSTANCE_ENV}`);
-    registerSecret(accessToken);
-    return salesforceAdapter({
-      accessToken,
-      instanceUrl,
-      objects: sf.objects,
-      ...(sf.apiVersion ? { apiVersion: sf.apiVersion } : {}),
-      ...(sf.dailyLimitShare !== undefined ? { dailyLimitShare: sf.dailyLimitShare } : {}),
-      ...(sf.allowDuplicateSave !== undefined ? { allowDuplicateSave: sf.allowDuplicateSave } : {}),
-      ...(rateBudget ? { rateBudget } : {}),
-    });
+  buildAdapter: (sf, env, { rateBudget, fieldDefinitions }) => adapterFrom(sf, env, rateBudget, fieldDefinitions),
+
+  async pullFields(sf, env, { now }) {
+    const adapter = await adapterFrom(sf, env);
+    const { pullSalesforceFields } = await import('./salesforce-fields.js');
+    return pullSalesforceFields(sf, (sobject) => adapter.describeSObject(sobject), { now, apiVersion: sf.apiVersion ?? DEFAULT_API_VERSION });
   },
 
   previewRequest(sf, action, key) {

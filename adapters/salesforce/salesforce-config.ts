@@ -4,7 +4,7 @@
  * URL from SF_INSTANCE_URL when the section has none).
  */
 import { z } from 'zod';
-import { configSection, fieldListSchema, nameSchema } from '../kit/config-kit.js';
+import { configSection, fieldListSchema, inlineDefinitionsSchema, nameSchema } from '../kit/config-kit.js';
 
 /** The environment variable holding the access token (session id). */
 export const SALESFORCE_TOKEN_ENV = 'SF_ACCESS_TOKEN';
@@ -17,6 +17,8 @@ export const salesforceRecordSchema = z.strictObject({
   /** An External ID (and Unique) field on the sObject. */
   externalIdField: nameSchema,
   fields: fieldListSchema,
+  /** Definitions written by hand for some of `fields` (type, options, length): checked before any claim. */
+  definitions: inlineDefinitionsSchema.optional(),
   /**
    * Logical record object -> the lookup field on this sObject that a link to it sets (Contact
    * `{ company: 'AccountId' }`): sent inline in the upsert as an external-id reference, 0 extra calls.
@@ -30,6 +32,8 @@ export const salesforceActivitySchema = z.strictObject({
   /** An External ID (Unique) field on the activity holding the action key: Task upserts on it. */
   externalIdField: nameSchema,
   fields: fieldListSchema,
+  /** Definitions written by hand for some of `fields` (type, options, length): checked before any claim. */
+  definitions: inlineDefinitionsSchema.optional(),
   /** Logical parent object -> lookup field on the activity (`WhoId`, `WhatId`): where its `target` and `links` may point. */
   parents: z.record(nameSchema, nameSchema),
 });

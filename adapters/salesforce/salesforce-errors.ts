@@ -50,18 +50,77 @@ export function dailyLimitStop(usage: { used: number; limit: number }, share: nu
   );
 }
 
-/** One per-record error from a collection upsert result. */
-export function recordError(errors: readonly SalesforceRecordError[] | undefined): CrmError {
+/** What was sent for the record an error answers: its sObject and values (to name the refused value). */
+export interface SentRecord {
+  sobject: string;
+  record: Readonly<Record<string, unknown>>;
+}
+
+/**
+ * Per-record codes that refuse one field's value. Field definitions checked before the write would
+ * have caught the value, so when Salesforce still refuses it the definitions do not match the org.
+ */
+const VALUE_CODES = new Set(['INVALID_OR_NULL_FOR_RESTRICTED_PICKLIST', 'STRING_TOO_LONG', 'INVALID_EMAIL_ADDRESS', 'NUMBER_OUTSIDE_VALID_RANGE', 'INVALID_TYPE_ON_FIELD_IN_RECORD']);
+export const STALE_DEFINITIONS = 'the field definitions may be stale or missing: run crm-upsert schema pull';
+
+const clip = (text: string, max: number) => (text.length > max ? `${text.slice(0, max)}… (${text.length} characters)` : text);
+const shown = (value: unknown) => clip(JSON.stringify(value) ?? String(value), 120);
+
+/**
+ * One per-record error from a collection upsert result. A refused value (restricted picklist, too
+ * long, ...) is named by field, code and the value sent, and says the definitions may be stale.
+ */
+export function recordError(errors: readonly SalesforceRecordError[] | undefined, sent?: SentRecord): CrmError {
   const first = errors?.[0];
   if (!first) return new CrmError('Salesforce reported a failure for this record without an error', { vendor: VENDOR, kind: CrmErrorKind.permanent });
   const code = first.statusCode ?? first.errorCode ?? 'UNKNOWN';
   const fields = first.fields?.length ? ` [${first.fields.join(', ')}]` : '';
   const more = errors.length > 1 ? ` (+${errors.length - 1} more: ${errors.slice(1).map((e) => e.statusCode ?? e.errorCode).join(', ')})` : '';
   const transient = TRANSIENT_RECORD_CODES.has(code);
+  const field = first.fields?.[0];
+  if (sent && field !== undefined && VALUE_CODES.has(code)) {
+    return new CrmError(`${sent.sobject}.${field} = ${shown(sent.record[field])} refused: ${code}: ${clip(first.message ?? '', 300)}${more}; ${STALE_DEFINITIONS}`, {
+      vendor: VENDOR,
+      kind: CrmErrorKind.permanent,
+      vendorCode: code,
+    });
+  }
   return new CrmError(`${code}: ${first.message ?? ''}${fields}${more}`, {
     vendor: VENDOR,
     kind: transient ? CrmErrorKind.transient : CrmErrorKind.permanent,
     vendorCode: code,
+  });
+}
+
+/**
+ * Salesforce's whole-request 400 for a value its JSON parser cannot read as the field's type:
+ * `JSON_PARSER_ERROR` "Cannot deserialize instance of date from VALUE_STRING value 12/01/2026 or
+ * request may be missing a required field at [line:1, column:88]" (older orgs quote the value:
+ * `value "2013-08-12T15:20:00+0000" at [line:1, column:179]`). Nothing in the request was written.
+ */
+const UNPARSABLE = /Cannot deserialize instance of (\w+) from (\w+) value ([\s\S]*?)(?: or request may be missing a required field)?(?: at \[line:(\d+), column:(\d+)\])?$/;
+
+/**
+ * The type and the value (as text) a JSON_PARSER_ERROR names, when it names one, and the column
+ * it points at when the body is one line (as the adapter sends it).
+ */
+export function unparsableValue(error: CrmError): { type: string; value: string; column?: number } | undefined {
+  if (error.vendorCode !== 'JSON_PARSER_ERROR') return undefined;
+  const m = UNPARSABLE.exec(error.message);
+  if (!m) return undefined;
+  const raw = m[3]!;
+  const value = raw.length > 1 && raw.startsWith('"') && raw.endsWith('"') ? raw.slice(1, -1) : raw;
+  return { type: m[1]!, value, ...(m[4] === '1' ? { column: Number(m[5]) } : {}) };
+}
+
+/** The failure of a record holding the value a JSON_PARSER_ERROR named (the rest of its request is sent again). */
+export function unparsableFailure(sobject: string, field: string, value: unknown, type: string, cause: CrmError): CrmError {
+  const wire = type === 'date' ? ' (a date is YYYY-MM-DD)' : type === 'datetime' ? ' (a date-time is ISO 8601, e.g. 2026-12-01T09:30:00Z)' : '';
+  return new CrmError(`${sobject}.${field} = ${shown(value)} refused: JSON_PARSER_ERROR: Salesforce cannot read it as a ${type}${wire}; ${STALE_DEFINITIONS}`, {
+    vendor: VENDOR,
+    kind: CrmErrorKind.permanent,
+    status: cause.status,
+    vendorCode: 'JSON_PARSER_ERROR',
   });
 }
 

@@ -6,12 +6,16 @@
  * custom `Partner__c` -> `Partner__r`); a lookup to several sObjects is `polymorphicForeignKey`.
  */
 import type { FakeFieldOptions } from './salesforce-fake-references.js';
+import { lengthOf, type FakeValueRules } from './salesforce-fake-values.js';
 
 /** A field as the org defines it. */
-export interface DescribedField extends Required<Pick<FakeFieldOptions, 'type' | 'externalId' | 'unique' | 'caseSensitive' | 'required' | 'createable' | 'updateable'>> {
+export interface DescribedField extends Required<Pick<FakeFieldOptions, 'type' | 'externalId' | 'unique' | 'caseSensitive' | 'required' | 'createable' | 'updateable'>>, Omit<FakeValueRules, 'type'> {
   name: string;
   referenceTo: string[];
+  defaultValue?: string;
 }
+
+const isPicklist = (f: DescribedField) => f.type === 'picklist' || f.type === 'multipicklist' || f.type === 'combobox';
 
 const relationshipOf = (f: DescribedField): string | null => {
   if (f.type !== 'reference') return null;
@@ -29,7 +33,7 @@ export function describeSObject(name: string, fields: readonly DescribedField[])
     queryable: true,
     fields: fields.map((f) => ({
       name: f.name,
-      label: f.name,
+      label: f.label ?? f.name,
       type: f.type,
       externalId: f.externalId,
       unique: f.unique,
@@ -38,7 +42,12 @@ export function describeSObject(name: string, fields: readonly DescribedField[])
       nillable: !f.required && f.name !== 'Id',
       createable: f.createable,
       updateable: f.updateable,
-      length: f.type === 'string' ? 255 : f.type === 'reference' || f.type === 'id' ? 18 : 0,
+      length: lengthOf(f),
+      picklistValues: isPicklist(f)
+        ? (f.picklistValues ?? []).map((p) => ({ active: p.active !== false, defaultValue: p.defaultValue ?? p.value === f.defaultValue, label: p.label ?? p.value, validFor: null, value: p.value }))
+        : [],
+      restrictedPicklist: isPicklist(f) && f.restrictedPicklist === true,
+      dependentPicklist: false,
       referenceTo: f.referenceTo,
       relationshipName: relationshipOf(f),
       polymorphicForeignKey: f.referenceTo.length > 1,

@@ -29,10 +29,12 @@
  *   cannot do it at all; the REST form with attributes.type is the documented way for
  *   polymorphic fields in sObject trees. The message for a missing type is the fake's own].
  */
-export type FakeFieldType = 'id' | 'string' | 'email' | 'phone' | 'date' | 'picklist' | 'textarea' | 'reference';
+import { ACCOUNT_INDUSTRIES, OPPORTUNITY_STAGES, TASK_PRIORITY, TASK_STATUS, TASK_SUBJECT, type FakeValueRules } from './salesforce-fake-values.js';
 
-export interface FakeFieldOptions {
-  type?: FakeFieldType;
+export type { FakeFieldType, FakePicklistValue } from './salesforce-fake-values.js';
+
+/** A field of the fake org: its type and value rules (salesforce-fake-values.ts), keys, access and lookups. */
+export interface FakeFieldOptions extends FakeValueRules {
   externalId?: boolean;
   unique?: boolean;
   /**
@@ -52,42 +54,48 @@ export interface FakeFieldOptions {
   defaultValue?: string;
 }
 
-
-const STRING: FakeFieldOptions = { type: 'string' };
 const EXTERNAL: FakeFieldOptions = { type: 'string', externalId: true, unique: true };
 
-/** The org every fakeSalesforce starts with: the standard sales objects, each with `AI_External_Id__c`. */
+/**
+ * The org every fakeSalesforce starts with: the standard sales objects with their real types,
+ * lengths and picklists (salesforce-fake-values.ts), each with `AI_External_Id__c`.
+ */
 export const SALES_SCHEMA: Record<string, Record<string, FakeFieldOptions>> = {
-  Account: { Name: { type: 'string', required: true }, AI_External_Id__c: EXTERNAL },
+  Account: {
+    Name: { type: 'string', label: 'Account Name', length: 255, required: true },
+    Industry: { type: 'picklist', picklistValues: ACCOUNT_INDUSTRIES, restrictedPicklist: false },
+    AI_External_Id__c: EXTERNAL,
+  },
   Contact: {
-    Email: { type: 'email' },
-    FirstName: STRING,
-    LastName: { type: 'string', required: true },
-    Phone: { type: 'phone' },
+    Email: { type: 'email', length: 80 },
+    FirstName: { type: 'string', label: 'First Name', length: 40 },
+    LastName: { type: 'string', label: 'Last Name', length: 80, required: true },
+    Phone: { type: 'phone', label: 'Business Phone', length: 40 },
+    Birthdate: { type: 'date' },
     AccountId: { type: 'reference', referenceTo: ['Account'] },
     AI_External_Id__c: EXTERNAL,
   },
   Opportunity: {
-    Name: { type: 'string', required: true },
-    StageName: { type: 'picklist', required: true },
-    CloseDate: { type: 'date', required: true },
-    Amount: STRING,
+    Name: { type: 'string', label: 'Name', length: 120, required: true },
+    StageName: { type: 'picklist', label: 'Stage', picklistValues: OPPORTUNITY_STAGES, restrictedPicklist: true, required: true },
+    CloseDate: { type: 'date', label: 'Close Date', required: true },
+    Amount: { type: 'currency' },
     AccountId: { type: 'reference', referenceTo: ['Account'] },
     AI_External_Id__c: EXTERNAL,
   },
   Lead: {
-    Email: { type: 'email' },
-    FirstName: STRING,
-    LastName: { type: 'string', required: true },
-    Company: { type: 'string', required: true },
+    Email: { type: 'email', length: 80 },
+    FirstName: { type: 'string', label: 'First Name', length: 40 },
+    LastName: { type: 'string', label: 'Last Name', length: 80, required: true },
+    Company: { type: 'string', length: 255, required: true },
     AI_External_Id__c: EXTERNAL,
   },
   Task: {
-    Subject: STRING,
-    Description: { type: 'textarea' },
-    ActivityDate: { type: 'date' },
-    Status: { type: 'picklist', defaultValue: 'Not Started' },
-    Priority: { type: 'picklist', defaultValue: 'Normal' },
+    Subject: { type: 'combobox', length: 255, picklistValues: TASK_SUBJECT },
+    Description: { type: 'textarea', label: 'Comments', length: 32_000 },
+    ActivityDate: { type: 'date', label: 'Due Date' },
+    Status: { type: 'picklist', picklistValues: TASK_STATUS, restrictedPicklist: true, defaultValue: 'Not Started' },
+    Priority: { type: 'picklist', picklistValues: TASK_PRIORITY, restrictedPicklist: true, defaultValue: 'Normal' },
     WhoId: { type: 'reference', referenceTo: ['Contact', 'Lead'] },
     WhatId: { type: 'reference', referenceTo: ['Account', 'Opportunity', 'Case'] },
     AI_External_Id__c: EXTERNAL,

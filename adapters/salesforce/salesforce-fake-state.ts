@@ -14,14 +14,18 @@ import { RecordStore } from '../fake-store.js';
 import { parseSoqlSelect } from './soql.js';
 import { describeSObject } from './salesforce-fake-describe.js';
 import { lookupFieldOf, resolveReference, SALES_SCHEMA, type FakeFieldOptions, type ReferenceOrg } from './salesforce-fake-references.js';
+import { unparsable, valueRefusal, type FakeValueRules } from './salesforce-fake-values.js';
 
-export type { FakeFieldOptions, FakeFieldType } from './salesforce-fake-references.js';
+export type { FakeFieldOptions, FakeFieldType, FakePicklistValue } from './salesforce-fake-references.js';
 
-interface FieldDef extends Required<Pick<FakeFieldOptions, 'type' | 'externalId' | 'unique' | 'caseSensitive' | 'required' | 'createable' | 'updateable'>> {
+interface FieldDef extends Required<Pick<FakeFieldOptions, 'type' | 'externalId' | 'unique' | 'caseSensitive' | 'required' | 'createable' | 'updateable'>>, Omit<FakeValueRules, 'type'> {
   name: string;
   referenceTo: string[];
   defaultValue?: string;
 }
+
+/** Salesforce faults beyond the shared ones. */
+export type SalesforceFault = 'json_parser_error';
 
 export type FakeRecord = Record<string, unknown> & { Id: string };
 
@@ -77,6 +81,8 @@ const fold = (v: unknown): string | undefined =>
   typeof v === 'string' ? v.toLowerCase() : typeof v === 'number' || typeof v === 'boolean' ? `\u0000${typeof v}:${String(v)}` : undefined;
 // A relationship by External ID: a JSON object where a field value would be.
 const isReference = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+// Value rules apply to what a write sends, not to values already stored.
+const k = (given: Record<string, unknown>, name: string) => Object.hasOwn(given, name);
 const duplicateRuleIndex = (field: string) => `\u0000duplicate-rule:${field}`;
 // Matching ignores case only on a Unique field set to case-insensitive (CRM-API.md §2.5).
 const same = (f: FieldDef, a: unknown, b: unknown) =>
@@ -121,6 +127,10 @@ export class FakeSalesforceState implements FakeVendor {
       updateable: o.updateable ?? true,
       referenceTo: o.referenceTo ?? [],
       defaultValue: o.defaultValue,
+      label: o.label,
+      length: o.length,
+      picklistValues: o.picklistValues,
+      restrictedPicklist: o.restrictedPicklist,
     };
     s.fields.set(name, f);
     if (f.externalId || f.unique || f.type === 'reference') this.index(s, name);
@@ -186,6 +196,15 @@ export class FakeSalesforceState implements FakeVendor {
     this.used += 1;
     return this.withLimit(this.route(req));
   }
+
+  /**
+   * Salesforce's own faults, injectable with `failNext`: `json_parser_error` is a whole-request 400
+   * JSON_PARSER_ERROR that names no value of the request ("No such column 'Quantitay__c' on sobject
+   * of type OBO_Line_Item__c at [line:53, column:23]", quoted in a public integration's error guide).
+   */
+  readonly faults: Record<SalesforceFault, (req: FakeRequest) => FakeResponse> = {
+    json_parser_error: () => this.withLimit(wire(400, 'JSON_PARSER_ERROR', "No such column 'Legacy__c' on sobject of type Contact at [line:1, column:23]")),
+  };
 
   rateLimited(seconds: number): FakeResponse {
     return this.withLimit({ ...wire(429, 'REQUEST_LIMIT_EXCEEDED', 'ConcurrentPerOrgLongTxn Limit exceeded.'), headers: { 'retry-after': String(seconds) } });
@@ -270,6 +289,8 @@ export class FakeSalesforceState implements FakeVendor {
       if (f.type === 'email' && (typeof v !== 'string' || !/^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(v))) {
         return { ok: false, error: err('INVALID_EMAIL_ADDRESS', `${name}: invalid email address: ${String(v)}`, [name]) };
       }
+      const refused = k(fields, name) ? valueRefusal(name, f, v) : undefined;
+      if (refused) return { ok: false, error: refused };
       if (f.type === 'reference') {
         if (typeof v !== 'string' || !/^[a-zA-Z0-9]{15}([a-zA-Z0-9]{3})?$/.test(v)) return { ok: false, error: err('MALFORMED_ID', `${name}: id value of incorrect type: ${String(v)}`, [name]) };
         const label = name === 'WhoId' ? 'Name ID' : name === 'WhatId' ? 'Related To ID' : name;
@@ -337,6 +358,22 @@ export class FakeSalesforceState implements FakeVendor {
     return undefined;
   }
 
+  /**
+   * A date or date-time value the JSON parser cannot read fails the whole request (nothing is
+   * written), named by the first such value; its column is where the value sits in the body.
+   */
+  private parseError(s: SObjectState, records: ReadonlyArray<Record<string, unknown>>, body: unknown): FakeResponse | undefined {
+    const text = JSON.stringify(body);
+    for (const r of records) {
+      for (const [name, v] of Object.entries(r)) {
+        const f = s.fields.get(name);
+        const message = f && unparsable(f, v, text.indexOf(`${JSON.stringify(name)}:${JSON.stringify(v)}`) + name.length + 4);
+        if (message) return wire(400, 'JSON_PARSER_ERROR', message);
+      }
+    }
+    return undefined;
+  }
+
   private collectionUpsert(version: number, s: SObjectState, extField: FieldDef, req: FakeRequest): FakeResponse {
     if (version < 46) return NOT_FOUND();
     const body = req.body as { allOrNone?: boolean; records?: Array<Record<string, unknown>> } | undefined;
@@ -348,6 +385,8 @@ export class FakeSalesforceState implements FakeVendor {
       const bad = this.unknownField(s, r);
       if (bad) return bad;
     }
+    const parse = this.parseError(s, body.records, req.body);
+    if (parse) return parse;
     const allowSave = /allowSave\s*=\s*true/i.test(req.headers['sforce-duplicate-rule-header'] ?? '');
     const seen = new Map<string, number>();
     for (const r of body.records) if (typeof r[extField.name] === 'string') seen.set(String(r[extField.name]), (seen.get(String(r[extField.name])) ?? 0) + 1);
@@ -382,7 +421,7 @@ export class FakeSalesforceState implements FakeVendor {
 
   private singleUpsert(version: number, s: SObjectState, extField: FieldDef, value: string, req: FakeRequest): FakeResponse {
     const fields = (req.body ?? {}) as Record<string, unknown>;
-    const bad = this.unknownField(s, fields);
+    const bad = this.unknownField(s, fields) ?? this.parseError(s, [fields], fields);
     if (bad) return bad;
     const allowSave = /allowSave\s*=\s*true/i.test(req.headers['sforce-duplicate-rule-header'] ?? '');
     const refs = this.resolveReferences(s, fields);

@@ -5,17 +5,19 @@
  * 200-record collections, unknown fields rejected, required fields (Opportunity Name, StageName,
  * CloseDate), lookups that must point at a real record of the right sObject (Task WhoId: Contact
  * or Lead; WhatId: Account, Opportunity, Case), parents named by External ID
- * (`Account: { AI_External_Id__c: 'acme' }`), per-record errors inside an HTTP 200, and the daily
- * API allocation. The sales objects and lookup rules live in salesforce-fake-references.ts.
+ * (`Account: { AI_External_Id__c: 'acme' }`), per-record errors inside an HTTP 200, field values
+ * (restricted picklists, lengths, unreadable dates failing the whole request) and the daily API
+ * allocation. The sales objects and lookup rules live in salesforce-fake-references.ts, the value
+ * rules in salesforce-fake-values.ts.
  *
  * The org itself lives in salesforce-fake-state.ts; this file only puts it behind the fronts.
  */
 import { FakeHttpCore, fakeCrmBase, type FakeCrmBase, interceptWithNock, listenLoopback, type FakeRequest, type FaultKind } from '../testing/fake-http.js';
-import { FakeSalesforceState, type FakeFieldOptions, type FakeFieldType, type FakeRecord, type FakeSalesforceOptions } from './salesforce-fake-state.js';
+import { FakeSalesforceState, type FakeFieldOptions, type FakeFieldType, type FakePicklistValue, type FakeRecord, type FakeSalesforceOptions, type SalesforceFault } from './salesforce-fake-state.js';
 
-export { FakeSalesforceState, type FakeFieldOptions, type FakeFieldType, type FakeRecord, type FakeSalesforceOptions };
+export { FakeSalesforceState, type FakeFieldOptions, type FakeFieldType, type FakePicklistValue, type FakeRecord, type FakeSalesforceOptions, type SalesforceFault };
 
-export interface FakeSalesforce extends FakeCrmBase<FaultKind> {
+export interface FakeSalesforce extends FakeCrmBase<FaultKind | SalesforceFault> {
   /** Serve on loopback; `instanceUrl` is `http://127.0.0.1:PORT`. */
   listen(port?: number): Promise<{ instanceUrl: string; close(): Promise<void> }>;
   /** Intercept `origin` with nock. */
@@ -45,7 +47,7 @@ export function fakeSalesforce(options: FakeSalesforceOptions = {}): FakeSalesfo
 export function fakeSalesforceFromState(state: FakeSalesforceState): FakeSalesforce {
   const core = new FakeHttpCore(state, state.faultOptions);
   return {
-    ...fakeCrmBase<FaultKind>(core, 'https://fake.my.salesforce.com'),
+    ...fakeCrmBase<FaultKind | SalesforceFault>(core, 'https://fake.my.salesforce.com'),
     requests: state.requests,
     async listen(port = 0) {
       const server = await listenLoopback(core, port);

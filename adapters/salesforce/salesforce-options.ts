@@ -5,6 +5,8 @@
 import { z } from 'zod';
 import { linkLevels } from '../../src/engine/link-levels.js';
 import { ConfigError } from '../../src/errors.js';
+import { loadFieldDefinitions } from '../../src/field-definitions.js';
+import type { FieldDefinitionsFile } from '../../schemas/field-definitions.js';
 import { engineObjects } from '../kit/adapter-kit.js';
 import type { RateBudget } from '../../src/rate-budget.js';
 import { salesforceObjectSchema, type SalesforceObjectConfig } from './salesforce-config.js';
@@ -52,6 +54,12 @@ export interface SalesforceAdapterOptions {
   dailyLimitShare?: number;
   /** Send `Sforce-Duplicate-Rule-Header: allowSave=true` so duplicate *rules* do not block upserts. Default false. */
   allowDuplicateSave?: boolean;
+  /**
+   * What each allowlisted field accepts (crm-upsert.fields.json from `crm-upsert schema pull`, parsed
+   * or its path): values are checked and normalized before anything is claimed. Default: none
+   * (field names are checked, values are not).
+   */
+  fieldDefinitions?: FieldDefinitionsFile | string;
 }
 
 export interface ResolvedSalesforceOptions {
@@ -63,6 +71,7 @@ export interface ResolvedSalesforceOptions {
   rateBudget?: RateBudget;
   dailyLimitShare: number;
   allowDuplicateSave: boolean;
+  fieldDefinitions?: FieldDefinitionsFile;
 }
 
 const optionsSchema = z.strictObject({
@@ -78,6 +87,7 @@ const optionsSchema = z.strictObject({
   rateBudget: z.custom<RateBudget>((v) => typeof v === 'object' && v !== null && typeof (v as { acquire?: unknown }).acquire === 'function', 'must have acquire()').optional(),
   dailyLimitShare: z.number().gt(0).max(1).optional(),
   allowDuplicateSave: z.boolean().optional(),
+  fieldDefinitions: z.union([z.string().min(1), z.custom<FieldDefinitionsFile>((v) => typeof v === 'object' && v !== null, 'must be the parsed crm-upsert.fields.json or its path')]).optional(),
 });
 
 /** Validate options, apply defaults and the environment. Throws ConfigError naming the field. */
@@ -110,8 +120,10 @@ export function resolveSalesforceOptions(options: SalesforceAdapterOptions, env:
       if (!isApiName(lookup)) throw new ConfigError(`salesforce option objects.${name}.parents.${parent}: "${lookup}" is not a lookup field API name`);
     }
   }
-  linkLevels(engineObjects(o.objects), 'salesforce');
+  const fieldDefinitions = o.fieldDefinitions === undefined ? undefined : loadFieldDefinitions(o.fieldDefinitions, 'salesforce');
+  linkLevels(engineObjects(o.objects, { ...(fieldDefinitions ? { definitions: fieldDefinitions } : {}), vendor: 'salesforce' }), 'salesforce');
   const resolved: ResolvedSalesforceOptions = {
+    ...(fieldDefinitions ? { fieldDefinitions } : {}),
     apiVersion: o.apiVersion ?? '60.0',
     objects: o.objects,
     rateBudget: o.rateBudget,

@@ -3,6 +3,7 @@
  * ledger it describes. The vendor sections and their environment variables come from the vendor
  * registry; secrets come only from the environment, never from the file or argv.
  */
+import { loadFieldDefinitions } from '../field-definitions.js';
 import { readFile } from 'node:fs/promises';
 import { composeConfigSchema, type CoreConfig } from '../../schemas/config.js';
 import { formatZodIssues } from '../../schemas/parse.js';
@@ -90,7 +91,8 @@ export async function buildAdapter(config: Config, env: NodeJS.ProcessEnv = proc
 }
 
 function buildVendorAdapter(config: Config, env: NodeJS.ProcessEnv, rateBudget?: RateBudget): Promise<CrmAdapter> {
-  return vendorOf(config.crm).buildAdapter(sectionOf(config), env, rateBudget ? { rateBudget } : {});
+  const fieldDefinitions = config.fieldDefinitions === undefined ? undefined : loadFieldDefinitions(config.fieldDefinitions, config.crm);
+  return vendorOf(config.crm).buildAdapter(sectionOf(config), env, { ...(rateBudget ? { rateBudget } : {}), ...(fieldDefinitions ? { fieldDefinitions } : {}) });
 }
 
 /** The ledger URL in effect: --ledger wins over the config. */
@@ -102,13 +104,14 @@ export function ledgerUrl(config: Pick<Config, 'ledger'> | undefined, flag: stri
 export const DEFAULT_CLI_LEASE_MS = 60_000;
 
 /** The engine settings a config carries: everything `createSync` takes besides the adapter and the ledger. */
-export function engineSettings(config: Config): Required<Pick<SyncOptions, 'dedupeWindowMs' | 'leaseMs' | 'requireOccurredAt' | 'verifyCreates'>> & Pick<SyncOptions, 'retry'> {
+export function engineSettings(config: Config): Required<Pick<SyncOptions, 'dedupeWindowMs' | 'leaseMs' | 'requireOccurredAt' | 'verifyCreates'>> & Pick<SyncOptions, 'retry' | 'normalize'> {
   return {
     dedupeWindowMs: config.dedupeWindowMs,
     leaseMs: config.leaseMs ?? DEFAULT_CLI_LEASE_MS,
     requireOccurredAt: config.requireOccurredAt,
     verifyCreates: config.verifyCreates,
     ...(config.retry ? { retry: config.retry } : {}),
+    ...(config.normalize !== undefined ? { normalize: config.normalize } : {}),
   };
 }
 

@@ -63,7 +63,7 @@ export async function dryRun(file: string, config: Config, flags: SyncFlags): Pr
   // Nor a shared rate budget: opening one creates its table (Postgres) or keys (Redis).
   const adapter = await buildAdapter(config, env, { sharedBudget: false });
   // The engine is used only for prepare() (validation and keys); it never sees the real ledger.
-  const engine = createSync({ adapter, ledger: memoryLedger(), dedupeWindowMs: config.dedupeWindowMs });
+  const engine = createSync({ adapter, ledger: memoryLedger(), dedupeWindowMs: config.dedupeWindowMs, ...(config.normalize !== undefined ? { normalize: config.normalize } : {}) });
   const ledger = readableLedger(ledgerUrl(config, flags.ledger), config);
   const report = new ReportBuilder();
   const seen = new Set<string>();

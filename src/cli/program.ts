@@ -17,7 +17,7 @@ import { DEFAULT_MAX_LINE_BYTES } from './jsonl.js';
 import { ledgerJobsCommand, ledgerListCommand, ledgerMigrateCommand, ledgerPruneCommand, ledgerShowCommand } from './ledger.js';
 import { queueFailedCommand, queuePart, queueRemoveCommand, queueRetryCommand, queueStatsCommand } from './queue.js';
 import { retryFailedCommand } from './retry-failed.js';
-import { schemaCommand } from './schema.js';
+import { DEFAULT_FIELDS_FILE, schemaCommand, schemaPullCommand } from './schema.js';
 import { serveCommand } from './serve.js';
 import { DEFAULT_BATCH_SIZE, syncCommand } from './sync.js';
 import { VENDOR_NAMES } from './vendors.js';
@@ -199,10 +199,16 @@ export function buildProgram(setExit: (code: number) => void): Command {
     .addOption(configOption())
     .action(async (opts) => setExit(await checkSetupCommand(opts)));
 
-  program
+  const schema = program
     .command('schema')
-    .description('print the action JSON Schema')
+    .description('print the action JSON Schema; `schema pull` reads the field definitions from the CRM')
     .action(() => setExit(schemaCommand()));
+  schema
+    .command('pull')
+    .description('read the configured objects\' field definitions from the CRM into crm-upsert.fields.json (commit it; the config\'s "fieldDefinitions" loads it)')
+    .addOption(configOption())
+    .option('--out <file>', `where to write them (default ${DEFAULT_FIELDS_FILE})`)
+    .action(async (opts: { config: string; out?: string }) => setExit(await schemaPullCommand(opts)));
 
   return program;
 }

@@ -1,8 +1,41 @@
-/** `crm-upsert schema`: the action JSON Schema (draft 2020-12), for LLM tool definitions. */
+/**
+ * `crm-upsert schema`: the action JSON Schema (draft 2020-12), for LLM tool definitions.
+ * `crm-upsert schema pull [--config PATH] [--out FILE]`: the definitions of the configured objects'
+ * allowlisted fields, read from the CRM, written as crm-upsert.fields.json (sorted, deterministic:
+ * review and commit it like a lockfile; point the config's `fieldDefinitions` at it).
+ */
+import { writeFile } from 'node:fs/promises';
 import { actionJsonSchema } from '../../schemas/action.js';
-import { ExitCode } from './exit.js';
+import { formatFieldDefinitions } from '../../schemas/field-definitions.js';
+import { loadConfig, sectionOf } from './config.js';
+import { ExitCode, UsageError } from './exit.js';
+import { vendorOf } from './vendors.js';
+
+export const DEFAULT_FIELDS_FILE = 'crm-upsert.fields.json';
 
 export function schemaCommand(): number {
   process.stdout.write(`${JSON.stringify(actionJsonSchema(), null, 2)}\n`);
+  return ExitCode.ok;
+}
+
+export interface SchemaPullFlags {
+  config: string;
+  out?: string;
+}
+
+export async function schemaPullCommand(flags: SchemaPullFlags, now: () => Date = () => new Date()): Promise<number> {
+  const config = await loadConfig(flags.config);
+  const vendor = vendorOf(config.crm);
+  if (!vendor.pullFields) throw new UsageError(`schema pull: reading field definitions from ${vendor.label} is not supported`);
+  const file = await vendor.pullFields(sectionOf(config), process.env, { now: now() });
+  const out = flags.out ?? DEFAULT_FIELDS_FILE;
+  await writeFile(out, formatFieldDefinitions(file));
+  const counts = Object.entries(file.objects).map(([object, fields]) => `${object} ${Object.keys(fields).length}`);
+  process.stdout.write(`wrote ${out}: field definitions from ${vendor.label} (${file.apiVersion}, ${file.pulledAt}): ${counts.join(', ')}\n`);
+  const section = sectionOf(config) as { objects: Record<string, { fields: string[] }> };
+  const missing = Object.entries(section.objects).flatMap(([object, spec]) =>
+    spec.fields.filter((f) => !Object.hasOwn(file.objects[object] ?? {}, f)).map((f) => `${object}.${f}`));
+  if (missing.length > 0) process.stderr.write(`crm-upsert: ${missing.length} allowlisted field(s) not found in ${vendor.label}, left out: ${missing.join(', ')} (crm-upsert check-setup names the fix)\n`);
+  process.stdout.write(`point the config at it: "fieldDefinitions": ${JSON.stringify(out)}\n`);
   return ExitCode.ok;
 }

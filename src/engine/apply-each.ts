@@ -29,7 +29,7 @@ import { extend } from '../extend.js';
 import type { Outcome } from '../outcome.js';
 import { heldOrPossiblyWritten, lookUpAhead, readsAhead } from './claim.js';
 import { knownParents, refsOf } from './defer.js';
-import { prepareAll } from './prepare.js';
+import { prepareAll, reported } from './prepare.js';
 import { repeatOutcome, splitRepeats } from './repeats.js';
 import type { EngineContext, Planned } from './types.js';
 
@@ -87,11 +87,11 @@ async function runWork(run: RunLooked, work: readonly Planned[], later?: Planned
   const settled: Settled = [];
   for (const item of leaders) {
     if (deferred.has(item.index)) later!.push(item);
-    else settled.push({ index: item.index, outcome: decided.get(item.index)! });
+    else settled.push({ index: item.index, outcome: reported(item, decided.get(item.index)!) });
   }
   for (const { item, leader } of repeats) {
     if (deferred.has(leader.index)) later!.push(item);
-    else settled.push({ index: item.index, outcome: repeatOutcome(item, decided.get(leader.index)!) });
+    else settled.push({ index: item.index, outcome: reported(item, repeatOutcome(item, decided.get(leader.index)!)) });
   }
   return settled;
 }
@@ -147,7 +147,7 @@ export async function* applyEachSteps(
     const items = planned.map((p) => extend(p, { index: base + p.index }));
     const lookup = async () => {
       const { replayed, rest, seen } = await lookUpAhead(ctx, items);
-      for (const d of replayed) settled.push({ index: d.item.index, outcome: d.outcome });
+      for (const d of replayed) settled.push({ index: d.item.index, outcome: reported(d.item, d.outcome) });
       rest.forEach((item, j) => (apart && item.op === 'create' && heldOrPossiblyWritten(seen[j]!) ? held : work).push(item));
       return settled;
     };

@@ -25,7 +25,7 @@ import { followStage } from './follow.js';
 import { guardedSteps, type Handler, type HandleEvent, type HandleResult } from './guarded.js';
 import { leaseKeeper } from './lease-keeper.js';
 import { decodeActionFailure } from './payloads.js';
-import { prepareAction, prepareAll, type Prepared, type StoredKey } from './prepare.js';
+import { prepareAction, prepareAll, reported, type Prepared, type StoredKey } from './prepare.js';
 import { parentMemo } from './parents.js';
 import { quotaPause } from './quota.js';
 import { repeatOutcome, splitRepeats } from './repeats.js';
@@ -61,6 +61,13 @@ export interface SyncOptions {
   maxFieldLength?: number;
   /** Most links one action may carry (duplicates merged first); more is `rejected`. Default 10. */
   maxLinks?: number;
+  /**
+   * With field definitions (the adapter's `fieldDefinitions`): bring each value to the CRM's form
+   * where that cannot change its meaning (trim, an enumeration's case or label, a numeric string,
+   * an ISO date's wire form) before checking it. `false`: a value must already be in that form.
+   * Default true.
+   */
+  normalize?: boolean;
   /** After a quota error (daily limit spent), send nothing to the CRM for this long, ms (or the error's Retry-After). Default 15 min. */
   quotaPauseMs?: number;
   /**
@@ -160,6 +167,7 @@ export function engineContext(options: SyncOptions, telemetry: SyncTelemetry = s
     maxFieldLength: options.maxFieldLength,
     maxLinks: options.maxLinks,
     linkLevels: linkLevels(adapter.objects, adapter.name),
+    normalize: options.normalize ?? true,
     retry: options.retry,
     window: dedupeWindow(ledger, { windowMs, pendingMs: leaseMs, keepMs: options.windowRetentionMs ?? Math.max(DEFAULT_WINDOW_RETENTION_MS, retentionMs ?? 0) }),
     quota: quotaPause({ now, pauseMs: options.quotaPauseMs ?? DEFAULT_QUOTA_PAUSE_MS }),
@@ -215,8 +223,8 @@ export function createSync(options: SyncOptions): Sync {
     const { leaders, repeats } = splitRepeats(planned);
     const decided = await runCall(ctx, leaders);
     const outcomes = rejected;
-    for (const item of leaders) outcomes[item.index] = decided.get(item.index)!;
-    for (const { item, leader } of repeats) outcomes[item.index] = repeatOutcome(item, decided.get(leader.index)!);
+    for (const item of leaders) outcomes[item.index] = reported(item, decided.get(item.index)!);
+    for (const { item, leader } of repeats) outcomes[item.index] = reported(item, repeatOutcome(item, decided.get(leader.index)!));
     return Array.from({ length: inputs.length }, (_, i) => outcomes[i]!);
   }
 

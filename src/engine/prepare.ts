@@ -1,23 +1,25 @@
 /**
- * Stage 1, prepare: validate each input (zod, then the objects' allowlists) and key it. Nothing
- * is claimed or written for an input that fails here; its outcome is `rejected` with the path and
+ * Stage 1, prepare: validate each input (zod, then the objects' allowlists and, with field
+ * definitions, its values, normalized) and key it. Nothing is claimed or written for an input that
+ * fails here; its outcome is `rejected` with the path and
  * the reason. A stored action being retried keeps the key it was first given.
  */
 import { hash as digest } from 'node:crypto';
 import type { Action } from '../../schemas/action.js';
 import { checkAgainstObjects, distinctLinks } from '../../schemas/objects.js';
+import { checkValues, type Normalized } from '../../schemas/values.js';
 import { formatZodIssues } from '../../schemas/parse.js';
 import { snapshotInput } from '../../schemas/snapshot.js';
 import { windowId } from '../dedupe-window.js';
 import { ValidationError } from '../errors.js';
 import { extend } from '../extend.js';
 import { contentHash, deriveKey, fingerprintOf } from '../key.js';
-import type { Outcome } from '../outcome.js';
+import { redactedChange, type Outcome } from '../outcome.js';
 import { parseAction } from './parse-action.js';
 import type { EngineContext, Planned } from './types.js';
 
 export type Prepared =
-  | { ok: true; action: Action; key: string; fingerprint: string }
+  | { ok: true; action: Action; key: string; fingerprint: string; normalized?: Normalized[] }
   | { ok: false; key: string; error: ValidationError };
 
 /** A key and an event time kept from an earlier attempt (`retryStored`). */
@@ -53,15 +55,23 @@ export function prepareAction(ctx: EngineContext, input: unknown, storedKey?: st
   const key = storedKey ?? deriveKey(action, { bucketMs: ctx.bucketMs, now: ctx.now });
   const issues = checkAgainstObjects(parsed.data, ctx.adapter.objects, { maxFieldLength: ctx.maxFieldLength, maxLinks: ctx.maxLinks });
   if (issues.length > 0) return { ok: false, key, error: new ValidationError(issues) };
-  return { ok: true, action, key, fingerprint: fingerprintOf(action) };
+  // With field definitions, values are checked and normalized here, before the key is claimed:
+  // the ledger, the unchanged mark and the dedupe window see what is written.
+  const definitions = ctx.adapter.objects[action.object]!.definitions;
+  if (!definitions) return { ok: true, action, key, fingerprint: fingerprintOf(action) };
+  const values = checkValues(action.fields, definitions, ctx.normalize);
+  if (values.issues.length > 0) return { ok: false, key, error: new ValidationError(values.issues) };
+  const written = values.normalized.length > 0 ? { ...action, fields: values.fields } : action;
+  return { ok: true, action: written, key, fingerprint: fingerprintOf(written), ...(values.normalized.length > 0 ? { normalized: values.normalized } : {}) };
 }
 
 function plan(ctx: EngineContext, index: number, p: Extract<Prepared, { ok: true }>, storedAt?: number): Planned {
   const { action, key, fingerprint } = p;
+  const normalized = p.normalized ? { normalized: p.normalized } : {};
   const keyless = action.eventId === undefined;
   const at = action.occurredAt !== undefined ? Date.parse(action.occurredAt) : storedAt ?? ctx.clock.peek();
   // A keyless upsert is not windowed: its external id is its key.
-  return { index, action, key, fingerprint, keyless, at, op: action.op, object: action.object, ...(action.op === 'upsert' ? { coalesceId: action.externalId } : {}) };
+  return { index, action, key, fingerprint, keyless, at, op: action.op, object: action.object, ...(action.op === 'upsert' ? { coalesceId: action.externalId } : {}), ...normalized };
 }
 
 /** The id of a record's "last written" mark: what this ledger last wrote to it and its CRM id. */
@@ -78,6 +88,10 @@ export function forClaim(ctx: EngineContext, item: Planned): Planned {
   const parent = action.target ? { parentMarkId: markIdOf(ctx, action.target.object, action.target.externalId) } : {};
   return extend(item, item.keyless && ctx.windowMs > 0 ? { ...parent, windowId: windowId(ctx.adapter.name, action) } : parent);
 }
+
+/** The outcome of `item` as the caller gets it: with what normalization changed in its input. */
+export const reported = (item: Planned, outcome: Outcome): Outcome =>
+  item.normalized ? { ...outcome, normalized: item.normalized.map((n) => redactedChange(n)) } : outcome;
 
 export function prepareAll(ctx: EngineContext, inputs: readonly unknown[], stored?: readonly (StoredKey | undefined)[]): { planned: Planned[]; rejected: Outcome[] } {
   const planned: Planned[] = [];

@@ -6,6 +6,7 @@
  *   Held      a Planned whose key this call claimed: it owns the token (claim)
  *   Decided   an item and its outcome (any stage that settles it)
  */
+import type { Normalized } from '../../schemas/values.js';
 import type { Action } from '../../schemas/action.js';
 import type { CrmAdapter } from '../adapter.js';
 import type { DedupeWindow, HeldSlot } from '../dedupe-window.js';
@@ -37,6 +38,8 @@ export interface Planned {
   readonly coalesceId?: string;
   /** Creates: the "last written" mark id of the parent record, read with the claim. */
   readonly parentMarkId?: string;
+  /** The values normalization changed in this input (reported in its outcome). */
+  readonly normalized?: readonly Normalized[];
 }
 
 export interface Held extends Planned {
@@ -93,6 +96,8 @@ export interface EngineContext {
   readonly maxLinks?: number;
   /** Record object -> its link level: upserts are written lowest level first (link-levels.ts). */
   readonly linkLevels: ReadonlyMap<string, number>;
+  /** Bring values to the CRM's form where that cannot change their meaning (with field definitions). */
+  readonly normalize: boolean;
   readonly retry?: RetryOptions;
   readonly window: DedupeWindow;
   readonly quota: QuotaPause;

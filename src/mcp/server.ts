@@ -121,7 +121,7 @@ export function createMcpServer(options: CreateMcpServerOptions): McpServer {
       {
         title: tool.title,
         description: tool.description,
-        inputSchema: advertisedSchema(tool.input),
+        inputSchema: advertisedSchema(tool.input, tool.spec.definitions),
         outputSchema: callResultSchema,
         annotations: tool.op === 'upsert'
           ? { title: tool.title, readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: true }

@@ -114,9 +114,11 @@ export function callResult(o: Outcome, s: CallSubject): CallToolResult {
     ...(o.recordId ? { recordId: o.recordId } : {}),
     ...(o.error ? { error: errorInfo(o.error) } : {}),
     ...(s.dedupe ? { dedupe: s.dedupe } : {}),
+    ...(o.normalized ? { normalized: o.normalized.map((n) => ({ field: n.field, from: n.from, to: n.to })) } : {}),
   };
+  const fixed = o.normalized ? ` (values brought to the CRM's form: ${o.normalized.map((n) => `${n.field} ${JSON.stringify(n.from)} -> ${JSON.stringify(n.to)}`).join(', ')})` : '';
   return {
-    content: [{ type: 'text', text: textOf(o, s) }],
+    content: [{ type: 'text', text: `${textOf(o, s)}${fixed}` }],
     structuredContent: structured,
     ...(o.status === 'rejected' || o.status === 'failed' ? { isError: true } : {}),
   };

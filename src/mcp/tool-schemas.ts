@@ -6,6 +6,7 @@
  */
 import { z } from 'zod';
 import { actionSchema, fieldValueSchema } from '../../schemas/action.js';
+import { optionValues, type FieldDefinition } from '../../schemas/field-definitions.js';
 import { DEFAULT_MAX_LINKS, type ObjectSpec } from '../../schemas/objects.js';
 import { ConfigError } from '../errors.js';
 import { DEFAULT_BUCKET_MS } from '../key.js';
@@ -144,9 +145,49 @@ export function toolSpecs(objects: Readonly<Record<string, ObjectSpec>>, options
  * bad argument then gets the engine's `path: reason` form and a structured `rejected` result
  * instead of the SDK's own error text.
  */
-export function advertisedSchema(input: z.ZodObject): z.ZodObject {
+export function advertisedSchema(input: z.ZodObject, definitions?: Readonly<Record<string, FieldDefinition>>): z.ZodObject {
   const { $schema: _drop, ...json } = z.toJSONSchema(input, { target: 'draft-7', io: 'input' }) as Record<string, unknown>;
+  const fields = (json.properties as Record<string, { properties?: Record<string, unknown> }> | undefined)?.fields?.properties;
+  if (fields && definitions) for (const name of Object.keys(fields)) if (definitions[name]) fields[name] = fieldRule(name, definitions[name]!, fields[name] as { description?: string });
   return z.looseObject({}).meta(json);
+}
+
+/** Enumerations longer than this are advertised as a plain string (their values checked on our side). */
+export const MAX_ADVERTISED_OPTIONS = 250;
+
+/**
+ * A defined field as a tool schema shows it: its type, an enumeration's values (labels in the
+ * description), a date's format. The engine still checks and normalizes what the model sends.
+ */
+export function fieldRule(name: string, d: FieldDefinition, base: { description?: string } = {}): Record<string, unknown> {
+  const about = base.description ?? `Property "${name}".`;
+  const labels = (d.options ?? []).flatMap((o) => (typeof o !== 'string' && o.label && o.label !== o.value ? [`${o.value} = ${o.label}`] : []));
+  const values = optionValues(d);
+  switch (d.type) {
+    case 'enumeration': {
+      if (d.multiple) return { type: 'string', description: `${about} Values joined with ";", each one of: ${values.join(', ')}.` };
+      if (values.length > MAX_ADVERTISED_OPTIONS || d.restricted === false) {
+        return { type: 'string', description: `${about} ${d.restricted === false ? 'Known values' : `One of ${values.length} values`}: ${values.slice(0, 50).join(', ')}${values.length > 50 ? ', ...' : ''}.` };
+      }
+      return { type: 'string', enum: values, description: labels.length > 0 ? `${about} ${labels.join('; ')}.` : about };
+    }
+    case 'date':
+      return { type: 'string', format: 'date', description: `${about} A date, YYYY-MM-DD.` };
+    case 'datetime':
+      return { type: 'string', format: 'date-time', description: `${about} An ISO 8601 date-time with its offset.` };
+    case 'number':
+      return { type: 'number', description: `${about} A number: no currency sign, unit or thousands separator.` };
+    case 'integer':
+      return { type: 'integer', description: about };
+    case 'boolean':
+      return { type: 'boolean', description: about };
+    case 'email':
+      return { type: 'string', format: 'email', description: about };
+    case 'url':
+      return { type: 'string', format: 'uri', description: about };
+    default:
+      return { type: 'string', description: d.maxLength ? `${about} At most ${d.maxLength} characters.` : about };
+  }
 }
 
 const statusValues = Object.values(OutcomeStatus) as [OutcomeStatus, ...OutcomeStatus[]];
@@ -176,6 +217,10 @@ export const callResultSchema = z.object({
     })
     .optional()
     .describe('What protects a call made without an idempotencyKey: identical creates in the same time bucket, or within the window of each other, are one; an upsert is written unless the record already holds its values.'),
+  normalized: z
+    .array(z.object({ field: z.string(), from: z.unknown(), to: z.union([z.string(), z.number(), z.boolean(), z.null()]) }))
+    .optional()
+    .describe('Values of this call brought to the CRM\'s form before the write (what you sent, what was written): send them that way next time.'),
 });
 export type CallResult = z.infer<typeof callResultSchema>;
 

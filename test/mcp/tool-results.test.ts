@@ -45,6 +45,14 @@ describe('callResult', () => {
     expect(callResult(out('suppressed', { recordId: '1' }), keylessNote).structuredContent).toEqual({ status: 'suppressed', key: 'v1:e:abc', recordId: '1', dedupe });
     expect(callResult(out('failed', { error: crmError }), note).structuredContent).toMatchObject({ error: { code: 'CRM', message: '503 Service Unavailable', retryable: true } });
   });
+
+  it('tells the agent which of its values were brought to the CRM\'s form', () => {
+    const normalized = [{ field: 'lifecyclestage', from: 'Customer ', to: 'customer' }];
+    const result = callResult({ ...out('updated', { recordId: '77' }), normalized }, contact);
+    expect(result.structuredContent).toMatchObject({ status: 'updated', normalized });
+    expect(callResultSchema.parse(result.structuredContent)).toEqual(result.structuredContent);
+    expect((result.content as { text: string }[])[0]!.text).toContain('(values brought to the CRM\'s form: lifecyclestage "Customer " -> "customer")');
+  });
 });
 
 describe('rejectedResult', () => {

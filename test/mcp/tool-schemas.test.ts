@@ -59,6 +59,40 @@ describe('advertisedSchema', () => {
   });
 });
 
+describe('advertisedSchema with field definitions', () => {
+  const spec: ObjectSpec = {
+    kind: 'record', fields: ['lifecyclestage', 'closedate', 'amount', 'industry', 'email'],
+    definitions: {
+      lifecyclestage: { type: 'enumeration', options: [{ value: 'lead', label: 'Lead' }, { value: 'customer', label: 'Customer' }] },
+      closedate: { type: 'date' },
+      amount: { type: 'number' },
+      industry: { type: 'enumeration', options: Array.from({ length: 300 }, (_, i) => `I${i}`) },
+    },
+  };
+  const [upsertDeal] = toolSpecs({ deal: spec }, { crm: 'HubSpot', windowMs: 0 });
+  type Fields = { properties: { fields: { properties: Record<string, { type?: string; enum?: string[]; format?: string; description?: string }>; additionalProperties: boolean } } };
+  const json = toJsonSchemaCompat(advertisedSchema(upsertDeal!.input, spec.definitions), { pipeStrategy: 'input' }) as unknown as Fields;
+  const fields = json.properties.fields.properties;
+
+  it('tells the model each defined field\'s rule: enumerations as enums with their labels, dates with their format', () => {
+    expect(fields.lifecyclestage).toMatchObject({ type: 'string', enum: ['lead', 'customer'] });
+    expect(fields.lifecyclestage!.description).toContain('lead = Lead; customer = Customer');
+    expect(fields.closedate).toMatchObject({ type: 'string', format: 'date' });
+    expect(fields.amount).toMatchObject({ type: 'number' });
+    expect(json.properties.fields.additionalProperties).toBe(false);
+  });
+
+  it('advertises an enumeration past 250 values as a string, says so, and leaves undefined fields as they were', () => {
+    expect(fields.industry!.enum).toBeUndefined();
+    expect(fields.industry!.description).toContain('One of 300 values');
+    expect(fields.email!.enum).toBeUndefined();
+  });
+
+  it('still lets the engine normalize: "Customer " passes the arguments check and is the engine\'s to map', () => {
+    expect(parseArgs(upsertDeal!, { externalId: 'd', fields: { lifecyclestage: 'Customer ' } }).ok).toBe(true);
+  });
+});
+
 describe('parseArgs', () => {
   const upsert = tool('upsert_contact');
   const create = tool('create_note');
