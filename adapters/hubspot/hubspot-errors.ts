@@ -3,6 +3,7 @@
  * turned once into a CrmError the engine's retry layer reads. Messages carry HubSpot's own
  * message and correlationId, never the token (CrmError redacts registered secrets).
  */
+import type { RawResponse } from './hubspot-client.js';
 import { CrmError, CrmErrorKind, CrmSyncError } from '../../src/errors.js';
 import { bodySnippet } from '../kit/body-snippet.js';
 
@@ -65,6 +66,32 @@ export class HubSpotUnreadableResponse extends Error {
     const key = Object.keys(this.headers).find((k) => k.toLowerCase() === 'content-type');
     return key === undefined ? undefined : this.headers[key];
   }
+}
+
+/** A non-2xx answer of a raw `apiRequest`, shaped like the SDK's ApiException so it is classified the same way. */
+export class HubSpotHttpError extends Error {
+  constructor(readonly code: number, readonly body: unknown, readonly headers: Record<string, string>, what: string) {
+    super(`HTTP ${code} from ${what}`);
+    this.name = 'HubSpotHttpError';
+  }
+}
+
+/**
+ * The parsed JSON body of a raw `apiRequest` answer (undefined when empty). A body that is not
+ * JSON throws HubSpotUnreadableResponse; a non-2xx status, HubSpotHttpError naming `what`.
+ */
+export async function readJsonAnswer(res: RawResponse, what: string): Promise<unknown> {
+  const text = await res.text();
+  const headers: Record<string, string> = {};
+  res.headers.forEach((value, name) => (headers[name] = value));
+  let body: unknown;
+  try {
+    body = text.trim() === '' ? undefined : JSON.parse(text);
+  } catch {
+    throw new HubSpotUnreadableResponse(res.status, text, headers);
+  }
+  if (res.status < 200 || res.status > 299) throw new HubSpotHttpError(res.status, body ?? text, headers, what);
+  return body;
 }
 
 interface ResponseContextLike {

@@ -12,7 +12,7 @@ import type { FieldDefinition, FieldDefinitionsFile, FieldOption } from '../../s
 import { CrmError } from '../../src/errors.js';
 import type { RawResponse } from './hubspot-client.js';
 import type { HubSpotConfig } from './hubspot-config.js';
-import { classifyHubSpotError, HubSpotUnreadableResponse } from './hubspot-errors.js';
+import { classifyHubSpotError, readJsonAnswer } from './hubspot-errors.js';
 
 /** The one call pullFields makes (`Client.apiRequest` of @hubspot/api-client satisfies it). */
 export interface HubSpotRawClient {
@@ -77,28 +77,9 @@ export function hubspotFieldDefinition(p: HubSpotProperty, pipelines: readonly H
   }
 }
 
-/** A non-2xx answer, shaped like the SDK's ApiException so it is classified the same way. */
-class PullHttpError extends Error {
-  constructor(readonly code: number, readonly body: unknown, readonly headers: Record<string, string>) {
-    super(`HTTP ${code}`);
-    this.name = 'PullHttpError';
-  }
-}
-
 async function getJson(client: HubSpotRawClient, path: string): Promise<unknown> {
   try {
-    const res = await client.apiRequest({ method: 'GET', path });
-    const text = await res.text();
-    const headers: Record<string, string> = {};
-    res.headers.forEach((value, name) => (headers[name] = value));
-    let body: unknown;
-    try {
-      body = text.trim() === '' ? undefined : JSON.parse(text);
-    } catch {
-      throw new HubSpotUnreadableResponse(res.status, text, headers);
-    }
-    if (res.status < 200 || res.status > 299) throw new PullHttpError(res.status, body ?? text, headers);
-    return body;
+    return await readJsonAnswer(await client.apiRequest({ method: 'GET', path }), `GET ${path}`);
   } catch (err) {
     throw err instanceof CrmError ? err : classifyHubSpotError(err);
   }

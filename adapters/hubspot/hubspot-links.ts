@@ -10,7 +10,7 @@ import { parentMemoKey, type BatchContext, type LinkRef, type RecordWrite, type 
 import { CrmError, CrmErrorKind } from '../../src/errors.js';
 import type { HubSpotClientLike } from './hubspot-client.js';
 import type { HubSpotObjectConfig } from './hubspot-config.js';
-import { classifyHubSpotItemError, HubSpotUnreadableResponse, type HubSpotErrorBody } from './hubspot-errors.js';
+import { classifyHubSpotItemError, readJsonAnswer, type HubSpotErrorBody } from './hubspot-errors.js';
 import { associationInput, type AssociationInput } from './hubspot-requests.js';
 
 type RecordConfig = Extract<HubSpotObjectConfig, { kind: 'record' }>;
@@ -40,14 +40,6 @@ interface AssociationResponse {
   errors?: HubSpotErrorBody[];
 }
 
-/** A non-2xx answer, shaped like the SDK's ApiException so it is classified the same way. */
-class AssociationHttpError extends Error {
-  constructor(readonly code: number, readonly body: unknown, readonly headers: Record<string, string>) {
-    super(`HTTP ${code} from the association batch create`);
-    this.name = 'AssociationHttpError';
-  }
-}
-
 /**
  * The v4 batch create through `apiRequest`: the SDK's `batchApi.create` maps only 201 and 207 and
  * throws on the 200 HubSpot answers since August 2025 (HubSpot/hubspot-api-php#506,
@@ -56,17 +48,7 @@ class AssociationHttpError extends Error {
  */
 export async function createAssociations(client: HubSpotClientLike, fromType: string, toType: string, inputs: AssociationInput[]): Promise<AssociationResponse> {
   const path = `/crm/v4/associations/${encodeURIComponent(fromType)}/${encodeURIComponent(toType)}/batch/create`;
-  const res = await client.apiRequest({ method: 'POST', path, body: { inputs } });
-  const text = await res.text();
-  const headers: Record<string, string> = {};
-  res.headers.forEach((value, name) => (headers[name] = value));
-  let body: unknown;
-  try {
-    body = text.trim() === '' ? undefined : JSON.parse(text);
-  } catch {
-    throw new HubSpotUnreadableResponse(res.status, text, headers);
-  }
-  if (res.status < 200 || res.status > 299) throw new AssociationHttpError(res.status, body ?? text, headers);
+  const body = await readJsonAnswer(await client.apiRequest({ method: 'POST', path, body: { inputs } }), 'the association batch create');
   const batch = (body && typeof body === 'object' ? body : {}) as AssociationResponse;
   return { results: Array.isArray(batch.results) ? batch.results : [], errors: Array.isArray(batch.errors) ? batch.errors : [] };
 }
