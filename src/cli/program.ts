@@ -18,6 +18,7 @@ import { ledgerJobsCommand, ledgerListCommand, ledgerMigrateCommand, ledgerPrune
 import { queueFailedCommand, queuePart, queueRemoveCommand, queueRetryCommand, queueStatsCommand } from './queue.js';
 import { retryFailedCommand } from './retry-failed.js';
 import { DEFAULT_FIELDS_FILE, schemaCommand, schemaPullCommand } from './schema.js';
+import { SCHEMA_DIALECTS, type SchemaDialect } from '../tool-schema.js';
 import { serveCommand } from './serve.js';
 import { DEFAULT_BATCH_SIZE, syncCommand } from './sync.js';
 import { VENDOR_NAMES } from './vendors.js';
@@ -201,8 +202,11 @@ export function buildProgram(setExit: (code: number) => void): Command {
 
   const schema = program
     .command('schema')
-    .description('print the action JSON Schema; `schema pull` reads the field definitions from the CRM')
-    .action(() => setExit(schemaCommand()));
+    .description('print the action JSON Schema, or with --object one object\'s strict tool schema; `schema pull` reads the field definitions from the CRM')
+    .option('--object <name>', 'a configured object: its tool schema from the config\'s allowlist, links and field definitions (default: the generic action schema)')
+    .addOption(new Option('--for <dialect>', 'keep to this provider\'s strict-schema rules (with --object)').choices(SCHEMA_DIALECTS).default('json-schema'))
+    .addOption(configOption())
+    .action(async (opts: { object?: string; for: SchemaDialect; config: string }) => setExit(await schemaCommand(opts)));
   schema
     .command('pull')
     .description('read the configured objects\' field definitions from the CRM into crm-upsert.fields.json (commit it; the config\'s "fieldDefinitions" loads it)')

@@ -7,14 +7,44 @@
 import { writeFile } from 'node:fs/promises';
 import { actionJsonSchema } from '../../schemas/action.js';
 import { formatFieldDefinitions } from '../../schemas/field-definitions.js';
-import { loadConfig, sectionOf } from './config.js';
-import { ExitCode, UsageError } from './exit.js';
+import { ConfigError } from '../errors.js';
+import { toolSchema, type SchemaDialect } from '../tool-schema.js';
+import { buildAdapter, loadConfig, sectionOf } from './config.js';
+import { ExitCode, plainMessage, UsageError } from './exit.js';
 import { vendorOf } from './vendors.js';
 
 export const DEFAULT_FIELDS_FILE = 'crm-upsert.fields.json';
 
-export function schemaCommand(): number {
-  process.stdout.write(`${JSON.stringify(actionJsonSchema(), null, 2)}\n`);
+export interface SchemaFlags {
+  config: string;
+  object?: string;
+  for?: SchemaDialect;
+}
+
+/**
+ * Without `--object`: the generic action schema (no config needed). With it: that object's strict
+ * tool schema from the config's allowlist, links and field definitions, in the `--for` dialect.
+ */
+export async function schemaCommand(flags: SchemaFlags = { config: '' }): Promise<number> {
+  if (flags.object === undefined) {
+    if (flags.for !== undefined && flags.for !== 'json-schema') throw new UsageError('--for needs --object: the per-object schema is the one shaped for a provider');
+    process.stdout.write(`${JSON.stringify(actionJsonSchema(), null, 2)}\n`);
+    return ExitCode.ok;
+  }
+  const config = await loadConfig(flags.config);
+  // Building the adapter sends nothing: it gets a token it never uses when none is set.
+  const env = { ...process.env };
+  for (const [name, value] of Object.entries(vendorOf(config.crm).dryRunEnv)) env[name] ||= value;
+  const adapter = await buildAdapter(config, env, { sharedBudget: false });
+  try {
+    const schema = toolSchema(adapter, flags.object, { for: flags.for ?? 'json-schema' });
+    process.stdout.write(`${JSON.stringify(schema, null, 2)}\n`);
+  } catch (err) {
+    if (err instanceof ConfigError) throw new UsageError(`--object: ${plainMessage(err)}`);
+    throw err;
+  } finally {
+    await adapter.close?.();
+  }
   return ExitCode.ok;
 }
 

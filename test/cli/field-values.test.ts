@@ -66,4 +66,25 @@ describe('crm-upsert sync with field definitions', () => {
     expect(other.stderr).toContain('were pulled from salesforce, not hubspot');
     expect(fake.count()).toBe(before);
   });
+
+  it('prints an object\'s strict tool schema with the definitions\' rules, per provider (schema --object --for)', async () => {
+    const dir = tempDir();
+    writeFileSync(join(dir, 'crm-upsert.fields.json'), formatFieldDefinitions(FILE));
+    const config = writeHubSpotConfig(dir, server.basePath, { fieldDefinitions: join(dir, 'crm-upsert.fields.json') });
+    const before = fake.count();
+    const openai = await runCli(['schema', '--object', 'contact', '--for', 'openai', '--config', config], { env: {} });
+    expect(openai.code, openai.stderr).toBe(0);
+    const schema = JSON.parse(openai.stdout) as { title: string; required: string[]; properties: { fields: { properties: Record<string, { enum?: unknown[] }> } } };
+    expect(schema.title).toBe('upsert_contact');
+    expect(schema.properties.fields.properties.lifecyclestage!.enum).toEqual(['lead', 'customer', null]);
+    expect(schema.required).toContain('idempotencyKey');
+    expect(fake.count()).toBe(before);
+    const refused = await runCli(['schema', '--for', 'openai'], { env: {} });
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toContain('--for needs --object');
+    const unknown = await runCli(['schema', '--object', 'ticket', '--config', config], { env: {} });
+    expect(unknown.code).toBe(2);
+    expect(unknown.stderr).toContain('"ticket" is not a configured object');
+  });
 });
+
