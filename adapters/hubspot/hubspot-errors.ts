@@ -3,7 +3,6 @@
  * turned once into a CrmError the engine's retry layer reads. Messages carry HubSpot's own
  * message and correlationId, never the token (CrmError redacts registered secrets).
  */
-import type { RawResponse } from './hubspot-client.js';
 import { CrmError, CrmErrorKind, CrmSyncError } from '../../src/errors.js';
 import { bodySnippet } from '../kit/body-snippet.js';
 
@@ -68,6 +67,13 @@ export class HubSpotUnreadableResponse extends Error {
   }
 }
 
+/** What a raw `apiRequest` resolves to (the client's RawResponse). */
+interface RawAnswer {
+  status: number;
+  headers: { forEach(callback: (value: string, name: string) => void): void };
+  text(): Promise<string>;
+}
+
 /** A non-2xx answer of a raw `apiRequest`, shaped like the SDK's ApiException so it is classified the same way. */
 export class HubSpotHttpError extends Error {
   constructor(readonly code: number, readonly body: unknown, readonly headers: Record<string, string>, what: string) {
@@ -80,7 +86,7 @@ export class HubSpotHttpError extends Error {
  * The parsed JSON body of a raw `apiRequest` answer (undefined when empty). A body that is not
  * JSON throws HubSpotUnreadableResponse; a non-2xx status, HubSpotHttpError naming `what`.
  */
-export async function readJsonAnswer(res: RawResponse, what: string): Promise<unknown> {
+export async function readJsonAnswer(res: RawAnswer, what: string): Promise<unknown> {
   const text = await res.text();
   const headers: Record<string, string> = {};
   res.headers.forEach((value, name) => (headers[name] = value));
