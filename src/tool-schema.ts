@@ -20,7 +20,7 @@
 import { z } from 'zod';
 import type { CrmAdapter } from './adapter.js';
 import { ConfigError } from './errors.js';
-import { fieldRule, toolSpecs, type ToolSpec } from './mcp/tool-schemas.js';
+import { toolSpecs, withFieldRules, type ToolSpec } from './mcp/tool-schemas.js';
 
 export type SchemaDialect = 'json-schema' | 'openai' | 'anthropic';
 export const SCHEMA_DIALECTS: readonly SchemaDialect[] = ['json-schema', 'openai', 'anthropic'];
@@ -60,9 +60,7 @@ function specOf(adapter: CrmAdapter, object: string): ToolSpec {
 /** The tool's arguments as JSON Schema, each defined field carrying its rule. */
 function baseSchema(tool: ToolSpec): Json {
   const { $schema: _drop, ...json } = z.toJSONSchema(tool.input, { target: 'draft-2020-12', io: 'input' }) as Json;
-  const fields = ((json.properties as Json).fields as Json).properties as Json;
-  const definitions = tool.spec.definitions ?? {};
-  for (const name of Object.keys(fields)) if (definitions[name]) fields[name] = fieldRule(name, definitions[name]!, fields[name] as { description?: string });
+  withFieldRules(json, tool.spec.definitions);
   for (const node of walk(json)) if (node.type === 'object' && node.properties) node.additionalProperties = false;
   return json;
 }

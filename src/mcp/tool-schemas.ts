@@ -147,9 +147,14 @@ export function toolSpecs(objects: Readonly<Record<string, ObjectSpec>>, options
  */
 export function advertisedSchema(input: z.ZodObject, definitions?: Readonly<Record<string, FieldDefinition>>): z.ZodObject {
   const { $schema: _drop, ...json } = z.toJSONSchema(input, { target: 'draft-7', io: 'input' }) as Record<string, unknown>;
+  withFieldRules(json, definitions);
+  return z.looseObject({}).meta(json);
+}
+
+/** Replaces, in a tool's JSON Schema, each defined field's generic value schema with its rule (fieldRule). */
+export function withFieldRules(json: Record<string, unknown>, definitions: Readonly<Record<string, FieldDefinition>> | undefined): void {
   const fields = (json.properties as Record<string, { properties?: Record<string, unknown> }> | undefined)?.fields?.properties;
   if (fields && definitions) for (const name of Object.keys(fields)) if (definitions[name]) fields[name] = fieldRule(name, definitions[name]!, fields[name] as { description?: string });
-  return z.looseObject({}).meta(json);
 }
 
 /** Enumerations longer than this are advertised as a plain string (their values checked on our side). */
