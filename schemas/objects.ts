@@ -24,6 +24,10 @@ export interface ObjectSpec {
    * record may be associated with any number of records of an object (HubSpot).
    */
   slots?: Readonly<Record<string, string>>;
+  /** record only: fields a read answers besides the allowlist (`readFields` in the config); never written. */
+  readFields?: readonly string[];
+  /** record only: unique CRM fields a read may match on instead of the external id (`lookupBy`: `['email']`). */
+  lookupBy?: readonly string[];
   /** What the CRM accepts as each field's value, for the fields that have a definition (field-definitions.ts). */
   definitions?: Readonly<Record<string, FieldDefinition>>;
 }

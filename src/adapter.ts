@@ -86,6 +86,35 @@ export interface BatchContext {
 /** The `BatchContext.memo` key of a parent record. */
 export const parentMemoKey = (object: string, externalId: string): string => `${object}\u0000${externalId}`;
 
+/**
+ * One read of records of one object (`readRecords`). `by`: the CRM field the ids are values of:
+ * the object's external-id field when absent, else one of its `lookupBy` fields. `fields`: the
+ * CRM fields to answer (the engine asks only for allowlisted and `readFields` ones, and drops
+ * anything else an adapter returns). `links`: also answer the records it is associated with,
+ * of the objects its config links to.
+ */
+export interface ReadRequest {
+  by?: string;
+  fields: readonly string[];
+  links: boolean;
+}
+
+/** A record a read record is associated with: its logical object, CRM id and external id (absent when that record has none). */
+export interface ReadLink {
+  object: string;
+  recordId: string;
+  externalId?: string;
+}
+
+/**
+ * Per-id answer of a read, in input order; `externalId`: the record's external-id value (absent
+ * when it has none, as a record made in the CRM's own screens). `found: false` with `matches` (2 or more): the `by`
+ * field is not unique on the CRM and the value names several records: none is answered.
+ */
+export type ReadResult =
+  | { found: true; recordId: string; externalId?: string; fields: Fields; links?: ReadLink[] }
+  | { found: false; matches?: number };
+
 /** Per-input result, in input order. Every per-record result is read, never assumed. */
 export type WriteResult =
   | { ok: true; recordId: string; created: boolean }
@@ -116,6 +145,20 @@ export interface CrmAdapter {
    * search index alone). Returns key -> CRM record id for the ones that exist.
    */
   findActivities(object: string, writes: ActivityWrite[], context?: BatchContext): Promise<Map<string, string>>;
+
+  /**
+   * Split the ids of a read into the groups one `readRecords` call reads with one request per
+   * kind of read (HubSpot: 100 ids per batch read; Salesforce: as many as one SOQL query's URL
+   * holds). Distinct, non-empty ids in; every id in exactly one group, order kept.
+   */
+  planReads?(object: string, ids: readonly string[], request: ReadRequest): string[][];
+
+  /**
+   * Read one group from `planReads` of a record object by `request.by`: read-after-write
+   * consistent (never a search index), one answer per id in order. Throws a classified CrmError
+   * when the read failed (the engine retries the group).
+   */
+  readRecords?(object: string, ids: readonly string[], request: ReadRequest): Promise<ReadResult[]>;
 
   /** Turn anything the client threw into a classified, secret-free CrmError. */
   classifyError(err: unknown): CrmError;

@@ -3,14 +3,14 @@
  * The root entry loads no vendor SDK and no database driver.
  */
 export { createSync, OutcomeStatus } from './engine/index.js';
-export type { Sync, SyncOptions, Outcome, HandleEvent, HandleContext, HandleResult, HandlerAction, Prepared, ApplyEachOptions, Settled } from './engine/index.js';
+export type { Sync, SyncOptions, Outcome, HandleEvent, HandleContext, HandleResult, HandlerAction, Prepared, ApplyEachOptions, Settled, ReadAnswer, ReadOptions } from './engine/index.js';
 export type { Handler } from './engine/index.js';
 export { deriveKey, childKey, eventKey, fingerprintOf, periodBucket, identityOf, KEY_VERSION, MAX_KEY_LENGTH, type KeyOptions } from './key.js';
 export { openLedger } from './ledger/index.js';
 export { memoryLedger } from './ledger/memory.js';
 export type * from './ledger/types.js';
 export { EntryStatus } from './ledger/types.js';
-export type { CrmAdapter, AdapterCapabilities, ObjectSpec, RecordWrite, ActivityWrite, WriteResult, BatchContext, Fields, FieldValue } from './adapter.js';
+export type { CrmAdapter, AdapterCapabilities, ObjectSpec, RecordWrite, ActivityWrite, WriteResult, BatchContext, Fields, FieldValue, ReadRequest, ReadResult, ReadLink } from './adapter.js';
 export { parentMemoKey } from './adapter.js';
 export {
   CrmSyncError,

@@ -23,6 +23,10 @@ export const hubspotRecordSchema = z.strictObject({
    * `POST /crm/v4/associations/{from}/{to}/batch/create` after the upsert.
    */
   links: z.record(nameSchema, z.number().int().positive()).optional(),
+  /** Fields a read answers besides `fields` (`['hubspot_owner_id', 'dealstage', 'createdate']`): read-only, never written. Default none. */
+  readFields: fieldListSchema.optional(),
+  /** Unique fields a read may match on instead of the external id (`['email']`; check-setup checks they are unique). Default none. */
+  lookupBy: fieldListSchema.optional(),
 });
 
 export const hubspotActivitySchema = z.strictObject({

@@ -24,6 +24,10 @@ export const salesforceRecordSchema = z.strictObject({
    * `{ company: 'AccountId' }`): sent inline in the upsert as an external-id reference, 0 extra calls.
    */
   links: z.record(nameSchema, nameSchema).optional(),
+  /** Fields a read answers besides `fields` (`['OwnerId', 'StageName', 'CreatedDate']`): read-only, never written. Default none. */
+  readFields: fieldListSchema.optional(),
+  /** Unique fields a read may match on instead of the external id (`['email']`; check-setup checks they are unique). Default none. */
+  lookupBy: fieldListSchema.optional(),
 });
 
 export const salesforceActivitySchema = z.strictObject({

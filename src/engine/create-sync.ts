@@ -36,9 +36,11 @@ import { windowStage } from './window.js';
 import { writeStage } from './write.js';
 import { hash as digest } from 'node:crypto';
 import { linkLevels } from './link-levels.js';
+import { readRecords, type ReadAnswer, type ReadOptions } from './read.js';
 
 export type { Prepared } from './prepare.js';
 export type { ApplyEachOptions, Settled } from './apply-each.js';
+export type { ReadAnswer, ReadOptions } from './read.js';
 
 export interface SyncOptions {
   adapter: CrmAdapter;
@@ -121,6 +123,14 @@ export interface Sync {
    */
   applyEach(actions: Iterable<unknown> | AsyncIterable<unknown>, options?: ApplyEachOptions): AsyncIterable<Settled>;
   handle(event: HandleEvent, fn: Handler): Promise<HandleResult>;
+  /**
+   * Records of a record object by external id (or by a `lookupBy` field with `{ by }`): one answer
+   * per id, in order, `{ found: true, recordId, externalId, fields, links? }` or `{ found: false }`.
+   * Batched to the CRM's limit, read-after-write consistent (never a search index), retried like a
+   * write; touches no ledger and caches nothing. Answers only the allowlisted and `readFields`
+   * fields. Throws a ValidationError for a bad request and a CrmError for a failed read.
+   */
+  read(object: string, ids: readonly string[], options?: ReadOptions): Promise<ReadAnswer[]>;
   /**
    * A guarded side effect outside `handle`: `fn` runs at most once per `key` while this process
    * lives, and gets the step's stable key: pass it to the provider as its idempotency key, since
@@ -250,7 +260,8 @@ export function createSync(options: SyncOptions): Sync {
   };
   const applyEach = (actions: Iterable<unknown> | AsyncIterable<unknown>, each: ApplyEachOptions = {}) =>
     applyEachSteps(ctx, (leaders, defer) => runCall(ctx, leaders, { lookedUp: true, defer }), actions, each, step);
-  const { once, handle } = guardedSteps({ ledger, applyMany, leaseMs: ctx.leaseMs, retentionMs: ctx.retentionMs, clock: ctx.clock, sleep: options.sleep ?? realSleep, lingerMs: options.onceLingerMs });
+  const read = (object: string, ids: readonly string[], readOptions?: ReadOptions) => readRecords(ctx, object, ids, readOptions);
+  const { once, handle } = guardedSteps({ ledger, applyMany, read, leaseMs: ctx.leaseMs, retentionMs: ctx.retentionMs, clock: ctx.clock, sleep: options.sleep ?? realSleep, lingerMs: options.onceLingerMs });
   const sha = (value: unknown) => digest('sha256', JSON.stringify(value), 'base64url').slice(0, 32);
 
   return {
@@ -260,6 +271,7 @@ export function createSync(options: SyncOptions): Sync {
     applyMany,
     applyEach,
     retryStored,
+    read,
     apply: async (action) => (await applyMany([action]))[0]!,
     handle: telemetry.handle(handle),
     once: (key, fn) => once(key.startsWith('v1:') ? key : `v1:o:${sha(['once', key])}`, fn),

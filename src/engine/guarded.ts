@@ -3,6 +3,7 @@
  * stored value afterwards; `handle` runs an event's handler at most once per event and applies
  * the actions it returns, with every `ctx.once` step keyed under the event.
  */
+import type { ReadAnswer, ReadOptions } from './read.js';
 import { hash as digest } from 'node:crypto';
 import type { Action } from '../../schemas/action.js';
 import type { FieldValue } from '../adapter.js';
@@ -40,6 +41,11 @@ export interface HandleContext {
    * idempotency key (Slack `client_msg_id`, Stripe `Idempotency-Key`) to make the effect exactly once.
    */
   once<T>(name: string, fn: (stepKey: string) => Promise<T> | T): Promise<T>;
+  /**
+   * `sync.read`: the records as the CRM holds them now (read again on a replay of the handler, never
+   * stored). A decision a model makes from what it read is model output: make it inside `ctx.once`.
+   */
+  read(object: string, ids: readonly string[], options?: ReadOptions): Promise<ReadAnswer[]>;
 }
 
 export interface HandleResult {
@@ -54,6 +60,7 @@ export type Handler = (ctx: HandleContext) => Promise<readonly HandlerAction[] |
 export interface GuardedOptions {
   ledger: LedgerBackend;
   applyMany(actions: readonly unknown[]): Promise<Outcome[]>;
+  read(object: string, ids: readonly string[], options?: ReadOptions): Promise<ReadAnswer[]>;
   leaseMs: number;
   retentionMs: number | null;
   /** The ledger's clock: leases are measured on it. */
@@ -202,7 +209,7 @@ async function handle(o: GuardedOptions, s: Steps, event: HandleEvent, fn: Handl
   if (claim.outcome === 'in_progress') return { key, status: 'in_flight', outcomes: [] };
   if (claim.outcome === 'conflict') throw new KeyConflictError(key, claim.entry);
   const token = claim.token!;
-  const ctx: HandleContext = { key, event, once: (name, step) => once(o, s, childKey(key, name), step) };
+  const ctx: HandleContext = { key, event, once: (name, step) => once(o, s, childKey(key, name), step), read: o.read };
   let outcomes: Outcome[];
   try {
     outcomes = await s.keep(key, token, async () => o.applyMany(((await fn(ctx)) ?? []).map((a) => withEvent(a, event))));

@@ -24,6 +24,7 @@ import { CrmSyncError, ErrorCode, plainMessage, redact } from '../errors.js';
 import type { LedgerClock } from '../ledger/clock.js';
 import type { LedgerBackend } from '../ledger/types.js';
 import type { Outcome } from '../outcome.js';
+import type { Sync } from '../engine/create-sync.js';
 import type { Coalescer } from './coalesce.js';
 import type { EventJobData } from './jobs.js';
 import { evidenceOf, type CrmEvidence } from './outage.js';
@@ -44,6 +45,8 @@ export interface EventRunContext {
   clock: LedgerClock;
   coalescer: Coalescer;
   handlers: Readonly<Record<string, EventHandler>>;
+  /** The Sync's `read`, for handlers' `ctx.read`. */
+  read: Sync['read'];
   leaseMs: number;
   retentionMs: number | null;
   inFlightDelayMs: number;
@@ -154,7 +157,7 @@ export async function runEventJob(ctx: EventRunContext, job: Job, token: string 
   if (!handler) throw new UnrecoverableError(`no handler for source "${data.source}" (webhooks.sources.${data.source}.handler in the config)`);
   let apiCalls = 0;
   const steps = guardedSteps({
-    ledger: ctx.ledger, clock: ctx.clock, leaseMs: ctx.leaseMs, retentionMs: ctx.retentionMs, sleep: ctx.sleep,
+    ledger: ctx.ledger, clock: ctx.clock, leaseMs: ctx.leaseMs, retentionMs: ctx.retentionMs, sleep: ctx.sleep, read: ctx.read,
     applyMany: async (actions) => {
       const r = await ctx.coalescer.run(actions);
       apiCalls += r.apiCalls;

@@ -126,7 +126,7 @@ function processor(o: StartWorkerOptions, queue: Queue, batch: Coalescer, active
   const { sync } = o;
   const inFlightDelayMs = o.inFlightDelayMs ?? 1_000;
   const eventCtx = {
-    ledger: sync.ledger, clock: ledgerClock(sync.ledger, { now: Date.now }), coalescer: batch, handlers: o.handlers ?? {},
+    ledger: sync.ledger, clock: ledgerClock(sync.ledger, { now: Date.now }), coalescer: batch, handlers: o.handlers ?? {}, read: sync.read,
     leaseMs: o.leaseMs ?? 5 * 60_000, retentionMs: o.retentionMs ?? null, inFlightDelayMs, parentWaitMs: o.parentWaitMs ?? DEFAULT_PARENT_WAIT_MS, sleep: realSleep,
     rateLimit: (ms: number) => queue.rateLimit(ms), rateLimitWaitMs: o.rateLimitWaitMs ?? DEFAULT_RATE_LIMIT_WAIT_MS,
   };
