@@ -4,7 +4,9 @@
  * happen before or after the commit.
  */
 import { CrmError, type CrmErrorKind } from '../../src/errors.js';
-import type { ActivityWrite, CrmAdapter, Fields, ObjectSpec, RecordWrite, WriteResult } from '../../src/adapter.js';
+import type { ActivityWrite, CrmAdapter, Fields, ObjectSpec, ReadLink, ReadRequest, ReadResult, RecordWrite, WriteResult } from '../../src/adapter.js';
+
+type Op = 'upsert' | 'create' | 'find' | 'read';
 
 export type MemoryFault = 'lost_response' | 'reset' | 'rate_limited' | 'server_error' | 'quota';
 
@@ -26,6 +28,8 @@ interface StoredActivity {
 export interface MemoryCrmOptions {
   objects?: Record<string, ObjectSpec>;
   maxBatch?: number;
+  /** Ids per read request. Default 100. */
+  maxRead?: number;
   /** Activities upserted by key (Salesforce-like) instead of created (HubSpot-like). */
   nativeActivityUpsert?: boolean;
   latencyMs?: number;
@@ -42,10 +46,10 @@ export const defaultObjects: Record<string, ObjectSpec> = {
 export function memoryCrm(options: MemoryCrmOptions = {}) {
   const records = new Map<string, Map<string, StoredRecord>>();
   const activities = new Map<string, StoredActivity[]>();
-  const calls = { upsert: 0, create: 0, find: 0 };
+  const calls = { upsert: 0, create: 0, find: 0, read: 0 };
   /** The object of each upsert call, in order: which records went out first. */
   const upsertOrder: string[] = [];
-  const queued: { fault: MemoryFault; times: number; op?: 'upsert' | 'create' | 'find' }[] = [];
+  const queued: { fault: MemoryFault; times: number; op?: Op }[] = [];
   /** External ids the CRM rejects: any batch containing one fails whole with a 400 (HubSpot-like). */
   const rejectExternalIds = new Set<string>();
   let nextId = 1000;
@@ -53,14 +57,14 @@ export function memoryCrm(options: MemoryCrmOptions = {}) {
   const err = (message: string, kind: CrmErrorKind, extra: Partial<ConstructorParameters<typeof CrmError>[1]> = {}) =>
     new CrmError(message, { vendor: 'memory', kind, ...extra });
 
-  const takeFault = (op: 'upsert' | 'create' | 'find'): MemoryFault | undefined => {
+  const takeFault = (op: Op): MemoryFault | undefined => {
     const q = queued.find((f) => f.times > 0 && (!f.op || f.op === op));
     if (!q) return undefined;
     q.times -= 1;
     return q.fault;
   };
 
-  async function withFaults<T>(op: 'upsert' | 'create' | 'find', commit: () => T): Promise<T> {
+  async function withFaults<T>(op: Op, commit: () => T): Promise<T> {
     if (options.latencyMs) await new Promise((r) => setTimeout(r, options.latencyMs));
     const fault = takeFault(op);
     switch (fault) {
@@ -148,10 +152,32 @@ export function memoryCrm(options: MemoryCrmOptions = {}) {
         return new Map(list(object).filter((a) => keys.has(a.key)).map((a) => [a.key, a.id] as const));
       });
     },
+    planReads(_object: string, ids: readonly string[]) {
+      const size = options.maxRead ?? 100;
+      return Array.from({ length: Math.ceil(ids.length / size) }, (_, i) => ids.slice(i * size, (i + 1) * size));
+    },
+    async readRecords(object: string, ids: readonly string[], request: ReadRequest): Promise<ReadResult[]> {
+      calls.read += 1;
+      return withFaults('read', () =>
+        ids.map((id): ReadResult => {
+          const matches = [...table(object).values()].filter((r) => (request.by ? r.fields[request.by] === id : r.externalId === id));
+          if (matches.length > 1) return { found: false, matches: matches.length };
+          const rec = matches[0];
+          if (!rec) return { found: false };
+          // Everything the record holds comes back: the engine keeps only what the read may answer.
+          const links = [...rec.links].map((ref): ReadLink => {
+            const [linked, recordId] = ref.split(':') as [string, string];
+            const other = [...table(linked).values()].find((r) => r.id === recordId);
+            return { object: linked, recordId, ...(other ? { externalId: other.externalId } : {}) };
+          });
+          return { found: true, recordId: rec.id, externalId: rec.externalId, fields: { ...rec.fields }, ...(request.links ? { links } : {}) };
+        }),
+      );
+    },
     classifyError(e: unknown) {
       return e instanceof CrmError ? e : err(String(e), 'transient', { ambiguous: true });
     },
-    apiCalls: () => calls.upsert + calls.create + calls.find,
+    apiCalls: () => calls.upsert + calls.create + calls.find + calls.read,
   };
 
   return {
@@ -161,7 +187,7 @@ export function memoryCrm(options: MemoryCrmOptions = {}) {
     rejectExternalIds,
     records: (object: string) => [...table(object).values()],
     activities: (object: string) => [...list(object)],
-    failNext(fault: MemoryFault, opts: { times?: number; op?: 'upsert' | 'create' | 'find' } = {}) {
+    failNext(fault: MemoryFault, opts: { times?: number; op?: Op } = {}) {
       queued.push({ fault, times: opts.times ?? 1, op: opts.op });
     },
   };
