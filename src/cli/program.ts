@@ -10,6 +10,7 @@ import { checkSetupCommand } from './check-setup.js';
 import { DEFAULT_CONFIG_PATH, registerEnvSecrets } from './config.js';
 import { demoCommand } from './demo.js';
 import { fakeServerCommand } from './fake-server.js';
+import { getCommand, type GetFlags } from './get.js';
 import { initCommand, TEMPLATES, type Template } from './init.js';
 import { MCP_TOKEN_ENV, mcpCommand, parsePort, type McpFlags } from './mcp.js';
 import { EXIT_CODES_HELP, ExitCode, isInfrastructureFault, plainMessage, UsageError } from './exit.js';
@@ -192,6 +193,17 @@ export function buildProgram(setExit: (code: number) => void): Command {
     .addOption(configOption())
     .addOption(ledgerOption())
     .action(async (opts) => setExit(await ledgerMigrateCommand(opts)));
+
+  program
+    .command('get')
+    .description('read records by external id (or --by a lookupBy field) and print one JSON line per id; writes nothing')
+    .argument('<object>', 'a configured record object')
+    .argument('<ids...>', 'external ids (or values of the --by field)')
+    .option('--by <field>', 'match the ids on this lookupBy field of the object (e.g. email)')
+    .option('--fields <list>', 'comma-separated fields to print (default: the allowlist and readFields)')
+    .option('--links', 'also print the records each one is linked to')
+    .addOption(configOption())
+    .action(async (object: string, ids: string[], opts: GetFlags) => setExit(await getCommand(object, ids, opts)));
 
   program
     .command('check-setup')
