@@ -30,12 +30,26 @@ const identifier = (max: number) =>
       .refine((s) => ![...s].some((ch) => ch.charCodeAt(0) < 0x20 || ch.charCodeAt(0) === 0x7f), 'must not contain control characters'),
   ).meta({ pattern: PRINTABLE_WELL_FORMED });
 
-export const FIELD_VALUE_MESSAGE = 'must be a string, number, boolean or null';
+export const FIELD_VALUE_MESSAGE = 'must be a string, number, boolean, null or (for a multi-select field) a list of strings';
 
-/** A field value. One message for a value that is none of them (an object, an array): zod's own would say only "Invalid input". */
-export const fieldValueSchema = z.union([wellFormed(z.string()).meta({ pattern: WELL_FORMED }), z.number().finite(), z.boolean(), z.null()], {
-  error: (issue) => (issue.code !== 'invalid_union' ? undefined : typeof issue.input === 'number' ? 'must be a finite number' : FIELD_VALUE_MESSAGE),
-});
+/** Most values in one multi-select list. */
+export const MAX_LIST_VALUES = 500;
+
+/**
+ * A field value. A list of strings is for a multi-select field with a field definition: joined the
+ * CRM's way (`a;b`) before it is written, refused anywhere else. One message for a value that is
+ * none of them (an object, a list of numbers): zod's own would say only "Invalid input".
+ */
+export const fieldValueSchema = z.union(
+  [
+    wellFormed(z.string()).meta({ pattern: WELL_FORMED }),
+    z.number().finite(),
+    z.boolean(),
+    z.null(),
+    z.array(wellFormed(z.string()).meta({ pattern: WELL_FORMED })).max(MAX_LIST_VALUES, `must hold at most ${MAX_LIST_VALUES} values`),
+  ],
+  { error: (issue) => (issue.code !== 'invalid_union' ? undefined : typeof issue.input === 'number' ? 'must be a finite number' : FIELD_VALUE_MESSAGE) },
+);
 
 /** Names that would reach an object's prototype; zod's record drops `__proto__` silently, so look at the raw keys. */
 const FORBIDDEN_FIELD_NAMES = ['__proto__', 'constructor', 'prototype'];

@@ -42,6 +42,9 @@ export interface ObjectCheckOptions {
 export const DEFAULT_MAX_FIELD_LENGTH = 65_536;
 export const DEFAULT_MAX_LINKS = 10;
 
+/** A list value is joined the CRM's way (`a;b`) only for a field defined as a multi-select. */
+const isMultiSelect = (d: FieldDefinition | undefined) => d?.type === 'enumeration' && d.multiple === true;
+
 const sameRef = (a: Link, b: Link) => a.object === b.object && a.externalId === b.externalId;
 const refText = (r: Link) => `${r.object} ${JSON.stringify(r.externalId)}`;
 
@@ -118,6 +121,8 @@ export function checkAgainstObjects(
       issues.push({ path: `fields.${name}`, message: `not on the allowlist for "${action.object}" (allowed: ${spec.fields.join(', ')})` });
     } else if (typeof value === 'string' && value.length > max) {
       issues.push({ path: `fields.${name}`, message: `value is ${value.length} characters; the limit is ${max}` });
+    } else if (Array.isArray(value) && !isMultiSelect(spec.definitions?.[name])) {
+      issues.push({ path: `fields.${name}`, message: `a list of values is only for a multi-select field with a field definition${spec.definitions?.[name] ? '' : ' (crm-upsert schema pull)'}; send one value` });
     }
   }
   return issues;

@@ -4,6 +4,7 @@
  * optional peer: building an adapter without it fails with a ConfigError naming it (exit 2).
  */
 import { ConfigError, CrmError, CrmErrorKind, registerSecret } from '../../src/errors.js';
+import type { Fields } from '../../src/adapter.js';
 import { inventoryOf, type InventoryTable, type VendorCli } from '../kit/vendor-cli.js';
 import { HUBSPOT_TOKEN_ENV, hubspotConfigSchema, type HubSpotConfig } from './hubspot-config.js';
 import { createInput, createRequestLine, upsertInput, upsertRequestLine } from './hubspot-requests.js';
@@ -101,14 +102,14 @@ export const hubspotCli: VendorCli<HubSpotConfig> = {
 
   previewRequest(hs, action, key) {
     const spec = hs.objects[action.object]!;
-    if (spec.kind === 'record') return { request: upsertRequestLine(spec), body: upsertInput(spec, { externalId: action.externalId!, fields: action.fields }) };
+    if (spec.kind === 'record') return { request: upsertRequestLine(spec), body: upsertInput(spec, { externalId: action.externalId!, fields: action.fields as Fields }) };
     const target = action.target!;
     const idOf = (ref: { object: string; externalId: string }) => {
       const parent = hs.objects[ref.object];
       return parent?.kind === 'record' ? `<id of ${parent.objectType} where ${parent.idProperty}=${ref.externalId}>` : '<parent id>';
     };
     const associations = [target, ...(action.links ?? [])].map((ref) => ({ id: idOf(ref), typeId: spec.parents[ref.object]! }));
-    return { request: createRequestLine(spec), body: createInput(spec, { key, fields: action.fields }, associations) };
+    return { request: createRequestLine(spec), body: createInput(spec, { key, fields: action.fields as Fields }, associations) };
   },
 
   checkSetup: (hs, env, { create }) => checkHubSpotSetup(hs, env, create),

@@ -5,6 +5,7 @@
  */
 import type { FieldDefinitionsFile } from '../../schemas/field-definitions.js';
 import { ConfigError, registerSecret } from '../../src/errors.js';
+import type { Fields } from '../../src/adapter.js';
 import { inventoryOf, type InventoryTable, type VendorCli } from '../kit/vendor-cli.js';
 import { SALESFORCE_INSTANCE_ENV, SALESFORCE_TOKEN_ENV, salesforceConfigSchema, type SalesforceConfig } from './salesforce-config.js';
 import { activityLookups, activityValues, collectionRecord, collectionUrl, linkTargets, recordValues } from './salesforce-requests.js';
@@ -127,14 +128,14 @@ export const salesforceCli: VendorCli<SalesforceConfig> = {
     const spec = sf.objects[action.object]!;
     const request = `PATCH ${collectionUrl(sf.apiVersion ?? DEFAULT_API_VERSION, spec)}`;
     if (spec.kind === 'record') {
-      return { request, body: collectionRecord(spec.sobject, recordValues(spec, { externalId: action.externalId!, fields: action.fields, links: action.links }, linkTargets(sf.objects))) };
+      return { request, body: collectionRecord(spec.sobject, recordValues(spec, { externalId: action.externalId!, fields: action.fields as Fields, links: action.links }, linkTargets(sf.objects))) };
     }
     const lookups: Record<string, string> = {};
     for (const [field, ref] of activityLookups(spec, { parent: action.target!, links: action.links })) {
       const parent = sf.objects[ref.object];
       lookups[field] = parent?.kind === 'record' ? `<Id of ${parent.sobject} where ${parent.externalIdField}=${ref.externalId}>` : '<parent Id>';
     }
-    return { request, body: collectionRecord(spec.sobject, activityValues(spec, { key, fields: action.fields }, lookups)) };
+    return { request, body: collectionRecord(spec.sobject, activityValues(spec, { key, fields: action.fields as Fields }, lookups)) };
   },
 
   checkSetup: (sf, env, { create }) => checkSalesforceSetup(sf, env, create),

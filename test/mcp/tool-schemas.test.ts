@@ -100,8 +100,8 @@ describe('parseArgs', () => {
   it.each([
     ['an unknown argument', upsert, { externalId: 'c', fields: {}, extra: 1 }, [{ path: 'extra', message: 'is not an argument of upsert_contact (arguments: externalId, fields, idempotencyKey, occurredAt)' }]],
     ['a field off the allowlist', upsert, { externalId: 'c', fields: { phone: '1' } }, [{ path: 'fields.phone', message: 'is not on the allowlist for "contact" (allowed: email, firstname)' }]],
-    ['a value of the wrong type', upsert, { externalId: 'c', fields: { email: ['a'] } }, [{ path: 'fields.email', message: 'must be a string, number, boolean or null' }]],
-    ['an object value', upsert, { externalId: 'c', fields: { firstname: { first: 'Ana' } } }, [{ path: 'fields.firstname', message: 'must be a string, number, boolean or null' }]],
+    ['a value of the wrong type', upsert, { externalId: 'c', fields: { email: [1] } }, [{ path: 'fields.email', message: 'must be a string, number, boolean, null or (for a multi-select field) a list of strings' }]],
+    ['an object value', upsert, { externalId: 'c', fields: { firstname: { first: 'Ana' } } }, [{ path: 'fields.firstname', message: 'must be a string, number, boolean, null or (for a multi-select field) a list of strings' }]],
     ['a lone surrogate', upsert, { externalId: 'c', fields: { email: 'a\uD800' } }, [{ path: 'fields.email', message: 'contains a lone UTF-16 surrogate' }]],
     ['a missing externalId', upsert, { fields: {} }, [{ path: 'externalId', message: 'is required (string)' }]],
     ['a missing target', create, { fields: {} }, [{ path: 'target', message: 'is required (object)' }]],

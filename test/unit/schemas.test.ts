@@ -35,11 +35,25 @@ describe('action field values', () => {
   it.each([
     ['an object', { first: 'Ana' }],
     ['an empty object', {}],
-    ['an array', ['Ana']],
-    ['an empty array', []],
+    ['a list of numbers', [1, 2]],
+    ['a list holding an object', ['Ana', {}]],
     ['undefined', undefined],
   ])('rejects %s with the field path and what a value may be', (_what, value) => {
-    expect(parsed(value)).toEqual([{ path: 'fields.firstname', message: 'must be a string, number, boolean or null' }]);
+    expect(parsed(value)).toEqual([{ path: 'fields.firstname', message: 'must be a string, number, boolean, null or (for a multi-select field) a list of strings' }]);
+  });
+
+  it('takes a list of strings (the engine accepts it only for a multi-select field)', () => {
+    expect(parsed(['Ana', 'Bo'])).toEqual([]);
+  });
+
+  it('refuses a list for a field with no multi-select definition, with 0 calls', async () => {
+    const crm = memoryCrm();
+    const sync = createSync({ adapter: crm.adapter, ledger: memoryLedger() });
+    const outcome = await sync.apply(action(['Ana']));
+    expect(outcome).toMatchObject({ status: 'rejected', error: { path: 'fields.firstname' } });
+    expect(outcome.error!.message).toContain('a list of values is only for a multi-select field with a field definition');
+    expect(crm.adapter.apiCalls()).toBe(0);
+    await sync.close();
   });
 
   it('says a number must be finite', () => {
@@ -55,7 +69,7 @@ describe('action field values', () => {
     const sync = createSync({ adapter: crm.adapter, ledger: memoryLedger() });
     const outcome = await sync.apply(action({ first: 'Ana' }));
     expect(outcome.status).toBe('rejected');
-    expect(outcome.error).toMatchObject({ path: 'fields.firstname', message: '[crm-upsert] fields.firstname: must be a string, number, boolean or null' });
+    expect(outcome.error).toMatchObject({ path: 'fields.firstname', message: '[crm-upsert] fields.firstname: must be a string, number, boolean, null or (for a multi-select field) a list of strings' });
     expect(crm.adapter.apiCalls()).toBe(0);
     await sync.close();
   });

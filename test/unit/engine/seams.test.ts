@@ -8,6 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { createSync, type HandleContext, type Outcome, type SyncOptions } from '../../../src/engine/index.js';
 import { memoryLedger } from '../../../src/ledger/memory.js';
 import type { LedgerBackend } from '../../../src/ledger/types.js';
+import type { Fields } from '../../../src/adapter.js';
 import { slotOwner, windowId } from '../../../src/dedupe-window.js';
 import { formatOwner, hostId, ownerId, processStart } from '../../../src/owner.js';
 import { memoryCrm, type MemoryCrmOptions } from '../../helpers/memory-crm.js';
@@ -351,7 +352,7 @@ describe('a window slot held by a dead process on this host is taken over at onc
     await ledger.claim([{ key: prepared.key, fingerprint: prepared.fingerprint, leaseMs: 60 * MIN, owner: holder }], clock.t);
     const cell = Math.floor(at / (10 * MIN));
     await ledger.windowAcquire([{ id: `${windowId(crm.adapter.name, action)}:${cell}`, owner: slotOwner(prepared.key, at, holder), ttlMs: 60 * MIN }], clock.t);
-    const [written] = await crm.adapter.createActivities('note', [{ key: prepared.key, object: 'note', parent: action.target!, fields: action.fields }]);
+    const [written] = await crm.adapter.createActivities('note', [{ key: prepared.key, object: 'note', parent: action.target!, fields: action.fields as Fields }]);
     return written!.ok ? written!.recordId : '';
   }
 

@@ -53,6 +53,36 @@ describe('field values in the engine', () => {
     expect(crm.calls.upsert).toBe(1);
   });
 
+  it('joins a multi-select given as a list the CRM\'s way, and refuses a list anywhere else, with 0 calls', async () => {
+    const objects: Record<string, ObjectSpec> = {
+      contact: {
+        kind: 'record', fields: ['interests', 'lifecyclestage', 'email'],
+        definitions: {
+          interests: { type: 'enumeration', multiple: true, options: [{ value: 'seats', label: 'Seats' }, { value: 'support', label: 'Support' }] },
+          lifecyclestage: { type: 'enumeration', options: ['lead', 'customer'] },
+        },
+      },
+    };
+    const crm = memoryCrm({ objects });
+    const sync = createSync({ adapter: crm.adapter, ledger: openLedger('memory:') });
+    const outcomes = await sync.applyMany([
+      upsert(1, { interests: ['Support', ' seats', 'support'] }),
+      upsert(2, { lifecyclestage: ['lead'] }),
+      upsert(3, { email: ['a@b.co'] }),
+      upsert(4, { interests: ['seats', 'golf'] }),
+    ]);
+    expect(outcomes.map((o) => o.status)).toEqual(['created', 'rejected', 'rejected', 'rejected']);
+    expect(outcomes[0]!.normalized).toEqual([{ field: 'interests', from: ['Support', ' seats', 'support'], to: 'support;seats' }]);
+    expect(outcomes[1]!.error!.message).toContain('fields.lifecyclestage: a list of values is only for a multi-select field with a field definition; send one value');
+    expect(outcomes[2]!.error!.message).toContain('fields.email: a list of values is only for a multi-select field with a field definition (crm-upsert schema pull)');
+    expect(outcomes[3]!.error!.message).toContain('"golf" is not an allowed value; allowed: "seats", "support"');
+    expect(crm.records('contact').map((r) => r.fields)).toEqual([{ interests: 'support;seats' }]);
+    expect(crm.calls.upsert).toBe(1);
+    const strict = createSync({ adapter: memoryCrm({ objects }).adapter, ledger: openLedger('memory:'), normalize: false });
+    const [unjoined] = await strict.applyMany([upsert(5, { interests: ['seats'] })]);
+    expect(unjoined!.error!.message).toContain('must be allowed values joined with ";" (got a list)');
+  });
+
   it('with normalize: false takes only values already in the CRM\'s form', async () => {
     const crm = memoryCrm({ objects: withDefinitions });
     const sync = createSync({ adapter: crm.adapter, ledger: openLedger('memory:'), normalize: false });
