@@ -101,7 +101,7 @@ export class ReportBuilder {
 /** Longest reason a line for people shows; the report keeps it whole. */
 const MAX_SHOWN_REASON = 500;
 
-/** `line 12 rejected: fields.firstname: must be a string, number, boolean or null`, on one line of printable text. */
+/** `line 12 rejected: fields.firstname: must be a string, number, boolean, null or (for a multi-select field) a list of strings`, on one line of printable text. */
 export function problemLine(p: Problem): string {
   // Reasons quote the input (a field name): no newline or terminal escape from it reaches a log line.
   const reason = [...redact(p.reason)].map((ch) => (ch < ' ' || ch === '\u007f' ? '?' : ch)).join('');

@@ -107,12 +107,12 @@ describe('crm-upsert sync off a terminal, with problems', () => {
     const lines = r.stderr.trimEnd().split('\n');
     expect(lines[0]).toBe('crm-upsert: 100 problems (60 rejected, 40 failed); the first 10:');
     expect(lines.slice(1, 11)).toEqual([
-      '  line 2 rejected: fields.firstname: must be a string, number, boolean or null',
+      '  line 2 rejected: fields.firstname: must be a string, number, boolean, null or (for a multi-select field) a list of strings',
       expect.stringMatching(/^ {2}line 3 rejected: invalid JSON: /),
       expect.stringMatching(/^ {2}line 4 rejected: fields\.x\[redacted\]\?\[2J: not on the allowlist for "contact" \(allowed: /),
       '  line 5 failed: [hubspot] parent contact with ai_external_id=ghost-3 does not exist in HubSpot',
       '  line 6 failed: [hubspot] parent contact with ai_external_id=ghost-4 does not exist in HubSpot',
-      '  line 7 rejected: fields.firstname: must be a string, number, boolean or null',
+      '  line 7 rejected: fields.firstname: must be a string, number, boolean, null or (for a multi-select field) a list of strings',
       expect.stringMatching(/^ {2}line 8 rejected: invalid JSON: /),
       expect.stringMatching(/^ {2}line 9 rejected: fields\.x\[redacted\]\?\[2J: /),
       '  line 10 failed: [hubspot] parent contact with ai_external_id=ghost-8 does not exist in HubSpot',

@@ -139,7 +139,7 @@ export async function badArguments(client: Client, fake: FakeHubSpot, prefix: st
   }
   expect(unknown.structured.error).toMatchObject({ code: 'VALIDATION', path: 'fields.favorite_color' });
   expect(unknown.text).toBe('rejected: fields.favorite_color: is not on the allowlist for "contact" (allowed: email, firstname, lastname, lifecyclestage); nothing was written');
-  expect(wrongType.structured.error).toMatchObject({ path: 'fields.email', message: 'fields.email: must be a string, number, boolean or null' });
+  expect(wrongType.structured.error).toMatchObject({ path: 'fields.email', message: 'fields.email: must be a string, number, boolean, null or (for a multi-select field) a list of strings' });
   expect(wrongId.structured.error).toMatchObject({ path: 'externalId' });
   expect(noTarget.structured.error).toMatchObject({ path: 'target', message: 'target: is required (object)' });
   expect(fake.count()).toBe(before);
