@@ -108,6 +108,8 @@ export interface CrmErrorOptions {
   /** The vendor's own error code (`VALIDATION_ERROR`, `DUPLICATE_VALUE`, ...). */
   vendorCode?: string;
   correlationId?: string;
+  /** The CRM field whose value the CRM refused (an allowlisted name): serialized as `path: fields.<field>`, as a rejected value's is. */
+  field?: string;
   cause?: unknown;
 }
 
@@ -120,6 +122,7 @@ export class CrmError extends CrmSyncError {
   readonly splittable: boolean;
   readonly vendorCode?: string;
   readonly correlationId?: string;
+  readonly field?: string;
 
   constructor(message: string, options: CrmErrorOptions) {
     super(ErrorCode.crm, message, { cause: options.cause, vendor: options.vendor });
@@ -131,6 +134,7 @@ export class CrmError extends CrmSyncError {
     this.splittable = options.splittable ?? false;
     this.vendorCode = options.vendorCode;
     this.correlationId = options.correlationId;
+    this.field = options.field;
   }
 
   get retryable(): boolean {
@@ -138,7 +142,7 @@ export class CrmError extends CrmSyncError {
   }
 
   override toJSON(): SerializedError {
-    return { ...super.toJSON(), retryable: this.retryable, status: this.status, ...(this.vendorCode ? { vendorCode: this.vendorCode } : {}) };
+    return { ...super.toJSON(), retryable: this.retryable, status: this.status, ...(this.vendorCode ? { vendorCode: this.vendorCode } : {}), ...(this.field ? { path: `fields.${this.field}` } : {}) };
   }
 }
 

@@ -205,9 +205,12 @@ const refusedOf = new WeakMap<CrmError, RefusedValue[]>();
 export const refusedValuesOf = (err: unknown): RefusedValue[] => (err instanceof CrmError ? (refusedOf.get(err) ?? []) : []);
 
 /** One input's share of a refused batch: its own refused values, named, and where to look. */
+/** The field a refusal names, when it names one field. */
+const fieldOf = (refused: readonly RefusedValue[]) => (new Set(refused.map((r) => r.name)).size === 1 ? { field: refused[0]!.name } : {});
+
 export function refusedInputError(refused: readonly RefusedValue[], from: CrmError): CrmError {
   return new CrmError(`HubSpot refused ${describeRefused(refused)}${from.correlationId ? ` (correlationId ${from.correlationId})` : ''}; ${STALE_DEFINITIONS}`, {
-    vendor: VENDOR, kind: CrmErrorKind.permanent, status: from.status, vendorCode: refused[0]?.code, correlationId: from.correlationId,
+    vendor: VENDOR, kind: CrmErrorKind.permanent, status: from.status, vendorCode: refused[0]?.code, correlationId: from.correlationId, ...fieldOf(refused),
   });
 }
 
@@ -375,7 +378,7 @@ export function classifyHubSpotItemError(e: HubSpotErrorBody): CrmError {
   }
   const refused = refusedValuesIn(e.message);
   if (refused.length > 0) {
-    return new CrmError(`HubSpot refused ${describeRefused(refused)}${e.correlationId ? ` (correlationId ${e.correlationId})` : ''}; ${STALE_DEFINITIONS}`, { ...base, kind: CrmErrorKind.permanent, vendorCode: refused[0]!.code });
+    return new CrmError(`HubSpot refused ${describeRefused(refused)}${e.correlationId ? ` (correlationId ${e.correlationId})` : ''}; ${STALE_DEFINITIONS}`, { ...base, kind: CrmErrorKind.permanent, vendorCode: refused[0]!.code, ...fieldOf(refused) });
   }
   return new CrmError(`HubSpot rejected this input: ${text}`, { ...base, kind: CrmErrorKind.permanent });
 }

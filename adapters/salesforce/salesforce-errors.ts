@@ -83,6 +83,7 @@ export function recordError(errors: readonly SalesforceRecordError[] | undefined
       vendor: VENDOR,
       kind: CrmErrorKind.permanent,
       vendorCode: code,
+      field,
     });
   }
   return new CrmError(`${code}: ${first.message ?? ''}${fields}${more}`, {
@@ -121,6 +122,7 @@ export function unparsableFailure(sobject: string, field: string, value: unknown
     kind: CrmErrorKind.permanent,
     status: cause.status,
     vendorCode: 'JSON_PARSER_ERROR',
+    field,
   });
 }
 

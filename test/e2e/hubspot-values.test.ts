@@ -25,7 +25,7 @@ describe('hubspotAdapter when HubSpot refuses a value (definitions stale) over l
     expect(statuses(outcomes)).toEqual({ created: 99, failed: 1 });
     const failed = outcomes[63]!;
     expect(failed.status).toBe('failed');
-    expect(failed.error?.retryable).toBe(false);
+    expect(failed.error).toMatchObject({ retryable: false, vendorCode: 'INVALID_OPTION', path: 'fields.lifecyclestage' });
     expect(failed.error?.message).toContain('lifecyclestage = "client" (INVALID_OPTION: client was not one of the allowed options: [subscriber, lead,');
     expect(failed.error?.message).toMatch(/the field definitions may be stale: run `crm-upsert schema pull`$/);
     // The refused batch, then the other 99 in one request: not the 2n-1 of halving.

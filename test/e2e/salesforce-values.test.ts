@@ -139,12 +139,12 @@ describe('salesforceAdapter under createSync: values Salesforce still refuses', 
     const outcomes = await sync.applyMany([task('evt-t1', { Status: 'done' }), task('evt-t2', { Priority: 'URGENT!!' }), task('evt-t3', { Status: 'Completed' })]);
     expect(outcomes.map((o) => o.status)).toEqual(['failed', 'failed', 'created']);
     expect(h.fake.count() - before).toBe(1);
-    expect(outcomes[0]!.error).toMatchObject({ vendorCode: 'INVALID_OR_NULL_FOR_RESTRICTED_PICKLIST', retryable: false });
+    expect(outcomes[0]!.error).toMatchObject({ vendorCode: 'INVALID_OR_NULL_FOR_RESTRICTED_PICKLIST', retryable: false, path: 'fields.Status' });
     expect(outcomes[0]!.error!.message).toBe(`[crm-upsert] [salesforce] Task.Status = "done" refused: INVALID_OR_NULL_FOR_RESTRICTED_PICKLIST: bad value for restricted picklist field: done; ${STALE}`);
     expect(outcomes[1]!.error!.message).toContain('Task.Priority = "URGENT!!" refused');
     const long = 'L'.repeat(81);
     const refused = await sync.applyMany([contact(2, { LastName: long })]);
-    expect(refused[0]!.error).toMatchObject({ vendorCode: 'STRING_TOO_LONG' });
+    expect(refused[0]!.error).toMatchObject({ vendorCode: 'STRING_TOO_LONG', path: 'fields.LastName' });
     expect(refused[0]!.error!.message).toMatch(/Contact\.LastName = "L{81}" refused: STRING_TOO_LONG: Last Name: data value too large: L{81} \(max length=80\); the field definitions may be stale/);
     expect(h.fake.count() - before).toBe(2);
     await sync.close();
@@ -158,7 +158,7 @@ describe('salesforceAdapter under createSync: values Salesforce still refuses', 
     expect(statuses(outcomes)).toEqual({ created: 199, failed: 1 });
     expect(h.fake.count('PATCH /composite/sobjects/Contact/AI_External_Id__c')).toBe(2);
     expect(h.fake.count()).toBe(2);
-    expect(outcomes[137]).toMatchObject({ status: 'failed', error: { vendorCode: 'JSON_PARSER_ERROR', retryable: false } });
+    expect(outcomes[137]).toMatchObject({ status: 'failed', error: { vendorCode: 'JSON_PARSER_ERROR', retryable: false, path: 'fields.Birthdate' } });
     expect(outcomes[137]!.error!.message).toBe(`[crm-upsert] [salesforce] Contact.Birthdate = "12/01/1990" refused: JSON_PARSER_ERROR: Salesforce cannot read it as a date (a date is YYYY-MM-DD); ${STALE}`);
     expect(h.fake.records('Contact')).toHaveLength(199);
     expect(h.fake.records('Contact').some((c) => c.AI_External_Id__c === 'C-137')).toBe(false);
