@@ -199,7 +199,7 @@ export function buildProgram(setExit: (code: number) => void): Command {
     .description('read records by external id (or --by a lookupBy field) and print one JSON line per id; writes nothing')
     .argument('<object>', 'a configured record object')
     .argument('<ids...>', 'external ids (or values of the --by field)')
-    .option('--by <field>', 'match the ids on this lookupBy field of the object (e.g. email)')
+    .option('--by <field>', 'match the ids on this lookupBy field of the object, e.g. email (default: the external id)')
     .option('--fields <list>', 'comma-separated fields to print (default: the allowlist and readFields)')
     .option('--links', 'also print the records each one is linked to')
     .addOption(configOption())
