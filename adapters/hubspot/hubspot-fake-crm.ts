@@ -422,7 +422,7 @@ export class FakeHubSpotCrm {
    * compares lowercase]. Answers only the requested properties plus hs_object_id, createdate and
    * lastmodifieddate, which HubSpot always sends (HubSpot/hubspot-api-python#357); 200 when every id
    * is found, else 207 with one OBJECT_NOT_FOUND error listing the others in `context.ids` (as asked),
-   * also when none is found. Results come in HubSpot id order, not input order: HubSpot promises none.
+   * also when none is found.
    */
   private batchRead(type: string, body: Body): FakeResponse {
     const store = this.store(type);
@@ -442,7 +442,6 @@ export class FakeHubSpotCrm {
       if (r && !results.includes(r)) results.push(r);
       else if (!r) missing.push(id);
     }
-    results.sort((a, b) => Number(a.id) - Number(b.id));
     return this.batchEnvelope(results.map((r) => this.view(r, props, store)), notFound(type, missing), 200);
   }
 

@@ -84,11 +84,12 @@ export async function readRecords(io: ReadIo, object: string, ids: readonly stri
   const res = await sendRead(io, c.objectType, ids, properties, byRecordId ? undefined : by);
   throwOddErrors(res.errors);
   const key = matchKey(by);
+  const asked = new Set(ids.map(key));
   const byKey = new Map<string, ResultObject>();
   const unplaced: ResultObject[] = [];
   for (const r of res.results ?? []) {
     const value = byRecordId ? String(r.id) : r.properties?.[by];
-    if (value) byKey.set(key(value), r);
+    if (value && asked.has(key(value))) byKey.set(key(value), r);
     else unplaced.push(r);
   }
   const named = new Set((res.errors ?? []).flatMap((e) => e.context?.ids ?? []).map((id) => key(String(id))));
