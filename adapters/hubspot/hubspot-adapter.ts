@@ -3,7 +3,8 @@
  *
  * One HTTP attempt per logical call (the SDK's retries stay off: it retries POST creates and
  * ignores Retry-After; the engine decides), the rate budget spent before every request, every
- * per-record result read and mapped back by objectWriteTraceId.
+ * per-record result read and mapped back by objectWriteTraceId. Record reads (`planReads`,
+ * `readRecords`) are in hubspot-reads.ts.
  */
 import type { Client as SdkClient } from '@hubspot/api-client';
 import { parentMemoKey, type ActivityWrite, type BatchContext, type CrmAdapter, type LinkRef, type ReadRequest, type RecordWrite, type WriteResult } from '../../src/adapter.js';
