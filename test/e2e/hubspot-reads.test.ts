@@ -24,8 +24,11 @@ describe('sync.read with hubspotAdapter over loopback', () => {
   let ledger: LedgerBackend;
   afterEach(() => h?.stop());
 
+  let acquired = 0;
   const setup = async (options: { token?: string; associationPageSize?: number } = {}) => {
-    h = await harness('loopback', options.associationPageSize ? { associationPageSize: options.associationPageSize } : {}, { objects, ...(options.token ? { accessToken: options.token } : {}) });
+    acquired = 0;
+    const rateBudget = { acquire: async (cost = 1) => void (acquired += cost) };
+    h = await harness('loopback', options.associationPageSize ? { associationPageSize: options.associationPageSize } : {}, { objects, rateBudget, ...(options.token ? { accessToken: options.token } : {}) });
     ledger = openLedger('memory:');
     const slept: number[] = [];
     const sync = createSync({ adapter: h.adapter, ledger, retry: fast, sleep: async (ms) => void slept.push(ms) });
@@ -42,6 +45,8 @@ describe('sync.read with hubspotAdapter over loopback', () => {
     const answers = await sync.read('contact', asked);
     expect(h.fake.count()).toBe(3);
     expect(h.fake.count('contacts/batch/read')).toBe(3);
+    expect(acquired).toBe(3);
+    expect(h.adapter.apiCalls()).toBe(3);
     expect(h.fake.core.log.map((e) => e.status)).toEqual([207, 207, 207]);
     expect(answers.map((a) => a.id)).toEqual(asked);
     answers.forEach((a, i) => {
@@ -153,8 +158,10 @@ describe('sync.read with hubspotAdapter over loopback', () => {
     // Associate each contact with the company through the adapter's own write path.
     await sync.applyMany(ids.map((_, i) => ({ source: 's', eventId: `l-${i}`, op: 'upsert', object: 'contact', externalId: `C-${i}`, fields: { firstname: `First ${i}` }, links: [{ object: 'company', externalId: 'acme' }] })));
     const before = h.fake.count();
+    const spent = acquired;
     const answers = await sync.read('contact', ids.map((_, i) => `C-${i}`), { links: true, fields: ['firstname'] });
     expect(h.fake.count() - before).toBe(3);
+    expect(acquired - spent).toBe(3);
     expect(answers.every((a) => a.found && a.links?.length === 1 && a.links[0]!.recordId === company && a.links[0]!.externalId === 'acme')).toBe(true);
   });
 
