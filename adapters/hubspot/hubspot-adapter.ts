@@ -3,19 +3,21 @@
  *
  * One HTTP attempt per logical call (the SDK's retries stay off: it retries POST creates and
  * ignores Retry-After; the engine decides), the rate budget spent before every request, every
- * per-record result read and mapped back by objectWriteTraceId.
+ * per-record result read and mapped back by objectWriteTraceId. Record reads (`planReads`,
+ * `readRecords`) are in hubspot-reads.ts.
  */
 import type { Client as SdkClient } from '@hubspot/api-client';
-import { parentMemoKey, type ActivityWrite, type BatchContext, type CrmAdapter, type LinkRef, type RecordWrite, type WriteResult } from '../../src/adapter.js';
+import { parentMemoKey, type ActivityWrite, type BatchContext, type CrmAdapter, type LinkRef, type ReadRequest, type RecordWrite, type WriteResult } from '../../src/adapter.js';
 import { ConfigError, CrmError, CrmErrorKind, registerSecret } from '../../src/errors.js';
 import { extend } from '../../src/extend.js';
 import { engineObjects, objectSpec, requestGate, resolveParents, writeInOrder, type Prepared } from '../kit/adapter-kit.js';
 import { HUBSPOT_SDK, loadVendorSdk } from '../kit/vendor-sdk.js';
 import type { HubSpotObjectConfig } from './hubspot-config.js';
-import { classifyHubSpotError, classifyHubSpotItemError, readableResponses, refusedInputError, refusedValuesOf, type HubSpotErrorBody } from './hubspot-errors.js';
+import { classifyHubSpotError, classifyHubSpotItemError, readableResponses, refusedInputError, refusedValuesOf } from './hubspot-errors.js';
 import type { BatchResult, HubSpotClientLike, ResultObject, Traced } from './hubspot-client.js';
 import { resolveHubSpotOptions, type HubSpotAdapterOptions } from './hubspot-options.js';
 import { LINK_NOT_FOUND, writeLinks, type LinkIo, type LinkProgress } from './hubspot-links.js';
+import { assertAnswered, planReads, readRecords, type ReadIo } from './hubspot-reads.js';
 import { createInput, upsertInput, type AssociationRef, type CreateInput, type UpsertInput } from './hubspot-requests.js';
 
 // An optional peer: without it, importing this module throws the one message naming what to install.
@@ -63,22 +65,6 @@ function mapBatch(res: BatchResult, identities: string[], identityProperty: stri
   const left = out.flatMap((r, i) => (r === undefined ? [i] : []));
   if (left.length === 1 && unmatched.length === 1) out[left[0]!] = { ok: false, error: unmatched[0]! };
   return out.map((r) => r ?? { ok: false, error: noResult(unmatched.map((e) => e.message)) });
-}
-
-/**
- * A batch read that leaves an input out with no error naming it proves nothing about that input:
- * reading it as absent would create a note again, or fail a write as parent-missing. Throws a
- * retryable error then. Errors that name no ids are taken to cover the inputs left out.
- */
-function assertAnswered(asked: readonly string[], answered: ReadonlySet<string>, errors: readonly HubSpotErrorBody[] | undefined): void {
-  const vague = (errors ?? []).some((e) => (e.context?.ids ?? e.context?.fromObjectId ?? []).length === 0);
-  if (vague) return;
-  const named = new Set((errors ?? []).flatMap((e) => [...(e.context?.ids ?? []), ...(e.context?.fromObjectId ?? [])].map(String)));
-  const left = asked.filter((id) => !answered.has(id) && !named.has(id));
-  if (left.length === 0) return;
-  throw new CrmError(`HubSpot's batch read answered ${left.length} of ${asked.length} inputs with neither a result nor an error (${left.slice(0, 3).join(', ')}${left.length > 3 ? ', …' : ''}); read again`, {
-    vendor: VENDOR, kind: CrmErrorKind.transient, vendorCode: 'NO_RESULT',
-  });
 }
 
 /**
@@ -192,6 +178,7 @@ export function hubspotAdapter(options: HubSpotAdapterOptions): CrmAdapter {
     resolve: resolveRefs,
     record: (object) => config(object, 'record'),
   };
+  const readIo: ReadIo = { batchApi, associationsApi, read, record: (object) => config(object, 'record') };
 
   return {
     name: VENDOR,
@@ -315,6 +302,10 @@ export function hubspotAdapter(options: HubSpotAdapterOptions): CrmAdapter {
       }
       return found;
     },
+
+    planReads: (_object: string, ids: readonly string[]) => planReads(ids),
+
+    readRecords: (object: string, ids: readonly string[], request: ReadRequest) => readRecords(readIo, object, ids, request),
 
     classifyError: (err: unknown) => classifyHubSpotError(err),
 

@@ -114,9 +114,13 @@ export class FakeHubSpotAssociations {
       const id = String(input.id ?? '');
       const all = [...(this.host.get(canonical, id)?.associations.get(to) ?? new Map<string, Set<number>>())];
       if (all.length === 0) {
+        // HubSpot's 207 error, as answered for a deal with no company: "No company is associated with
+        // deal 515690208449.", context { fromObjectId, fromObjectType: ["deal"], toObjectType: ["company"] }.
+        const fromName = singular[canonical] ?? canonical;
+        const toName = singular[to] ?? to;
         errors.push({
           status: 'error', category: 'OBJECT_NOT_FOUND', subCategory: 'crm.associations.NO_ASSOCIATIONS_FOUND',
-          message: `No ${to} is associated with ${singular[objectTypeAliases[fromType] ?? fromType] ?? fromType} ${id}.`, context: { fromObjectId: [id] }, errors: [], links: {},
+          message: `No ${toName} is associated with ${fromName} ${id}.`, context: { fromObjectId: [id], fromObjectType: [fromName], toObjectType: [toName] }, errors: [], links: {},
         });
         continue;
       }

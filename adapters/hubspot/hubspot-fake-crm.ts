@@ -261,11 +261,16 @@ export class FakeHubSpotCrm {
     return { id, properties: new Map([['hs_object_id', id], ['createdate', iso], ['lastmodifieddate', iso]]), createdAt: t, updatedAt: t, associations: new Map() };
   }
 
-  private view(r: StoredRecord, only?: string[]): Body {
+  /**
+   * A record as HubSpot answers it. With `only`, the three default properties and those asked for;
+   * given `store`, a property the object does not define is left out ("If a requested property isn't
+   * defined, it won't be included in the response", crm-contacts-v3 guide) and one without a value is null.
+   */
+  private view(r: StoredRecord, only?: string[], store?: ObjectStore): Body {
     const base = ['hs_object_id', 'createdate', 'lastmodifieddate'];
     const props: Record<string, string | null> = {};
     if (only) {
-      for (const p of [...base, ...only]) props[p] = r.properties.get(p) ?? null;
+      for (const p of [...base, ...only]) if (!store || store.properties.has(p)) props[p] = r.properties.get(p) ?? null;
     } else {
       for (const [k, v] of r.properties) props[k] = v;
     }
@@ -409,23 +414,41 @@ export class FakeHubSpotCrm {
     return this.byProperty(store, idProperty, id);
   }
 
+  /**
+   * POST …/batch/read: by HubSpot id (no idProperty, or `hs_object_id`), by a unique property, or
+   * contacts by `email` (HubSpot's one non-unique idProperty: "it can be used for contacts exclusively
+   * with email", developers.hubspot.com/docs/api-reference/crm-contacts-v3/guide), matched without
+   * regard to case [I: HubSpot keeps contact emails lowercase; the fake keeps what was written and
+   * compares lowercase]. Answers only the requested properties plus hs_object_id, createdate and
+   * lastmodifieddate, which HubSpot always sends (HubSpot/hubspot-api-python#357); 200 when every id
+   * is found, else 207 with one OBJECT_NOT_FOUND error listing the others in `context.ids` (as asked),
+   * also when none is found.
+   */
   private batchRead(type: string, body: Body): FakeResponse {
     const store = this.store(type);
     if (!store) return this.unknownType(type);
     const idProperty = typeof body.idProperty === 'string' ? body.idProperty : undefined;
-    if (idProperty && !store.properties.get(idProperty)?.unique) {
+    const byEmail = idProperty === 'email' && (objectTypeAliases[type] ?? type) === 'contacts';
+    // [I] no public record of this refusal's exact body was found; the upsert's own is in batchUpsert.
+    if (idProperty && !byEmail && !store.properties.get(idProperty)?.unique) {
       return errorBody(400, 'VALIDATION_ERROR', `Property "${idProperty}" is not a unique identifier property for ${type}.`);
     }
     const props = asArray(body.properties).map(String);
-    const results: Body[] = [];
+    const results: StoredRecord[] = [];
     const missing: string[] = [];
     for (const input of asArray(body.inputs).map(asBody)) {
       const id = String(input.id ?? '');
-      const r = this.find(store, id, idProperty);
-      if (r) results.push(this.view(r, props));
-      else missing.push(id);
+      const r = byEmail ? this.byEmail(store, id) : this.find(store, id, idProperty);
+      if (r && !results.includes(r)) results.push(r);
+      else if (!r) missing.push(id);
     }
-    return this.batchEnvelope(results, notFound(type, missing), 200);
+    return this.batchEnvelope(results.map((r) => this.view(r, props, store)), notFound(type, missing), 200);
+  }
+
+  /** The oldest contact whose email is `value`, compared lowercase. */
+  private byEmail(store: ObjectStore, value: string): StoredRecord | undefined {
+    store.records.ensureIndex('email (lowercase)', (r) => r.properties.get('email')?.toLowerCase() || undefined);
+    return store.records.lookup('email (lowercase)', value.toLowerCase())[0];
   }
 
   private getById(type: string, id: string, query: URLSearchParams): FakeResponse {

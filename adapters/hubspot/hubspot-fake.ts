@@ -9,6 +9,8 @@
  * traced create), 100 inputs per batch, duplicate ids in one upsert, notes/tasks need
  * hs_timestamp, the ten-second / daily / search-per-second limits, and a search index that
  * lags writes by `searchLagMs`, and the association types valid for each pair of objects.
+ * Batch read answers by HubSpot id, by any unique property and by contact email (without regard
+ * to case), with only the asked properties and HubSpot's three defaults.
  * Statuses follow HubSpot: batch upsert 200/207 (never 201), batch create 201/207, batch read
  * 200/207, single create 201, and v4 association batch create 200/207 (which the SDK's
  * `batchApi.create` does not accept, against HubSpot as here).
