@@ -123,6 +123,19 @@ describe('sync.read with salesforceAdapter over loopback', () => {
     expect(inList(queries(fake)[0]!)).toBe("'C-2','nobody','C-1'");
   });
 
+  it('answers an id longer than the 4,000 characters a WHERE string may hold as not found, without sending it', async () => {
+    const { fake, sync } = await org();
+    await sync.applyMany([contact('C-1', { LastName: 'One' })]);
+    const huge = 'h'.repeat(4_001);
+    fake.core.resetLog();
+    expect(await sync.read('contact', [huge])).toEqual([{ id: huge, found: false }]);
+    expect(fake.count()).toBe(0);
+    const answers = await sync.read('contact', [huge, 'C-1']);
+    expect(answers.map((a) => a.found)).toEqual([false, true]);
+    expect(fake.count()).toBe(1);
+    expect(inList(queries(fake).at(-1)!)).toBe("'C-1'");
+  });
+
   it('finds a contact written a moment earlier (no search index in between)', async () => {
     const { sync } = await org();
     const [outcome] = await sync.applyMany([contact('fresh-1', { LastName: 'Fresh', Email: 'fresh@example.test' })]);
