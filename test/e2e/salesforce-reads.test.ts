@@ -110,6 +110,23 @@ describe('sync.read with salesforceAdapter over loopback', () => {
     expect(await ledgerRows(ledger)).toBe(entries);
   });
 
+  it('reads 1,000 contacts with 36-character external ids in 4 queries of up to 329', async () => {
+    const { fake, state, sync } = await org();
+    const ids = Array.from({ length: 1_000 }, (_, i) => `7f1c9a2e-41d3-4b8e-9a55-${String(i).padStart(12, '0')}`);
+    for (const id of ids) state.seed('Contact', { LastName: id.slice(-4), AI_External_Id__c: id, OwnerId: OWNER });
+    const answers = await sync.read('contact', ids);
+    expect(answers.every((a) => a.found)).toBe(true);
+    expect(fake.count()).toBe(4);
+    expect(queries(fake).map((r) => inList(r).split("','").length)).toEqual([329, 329, 329, 13]);
+  });
+
+  it('fails without retrying when a field it reads is not visible to the user (INVALID_FIELD)', async () => {
+    const { fake, sync } = await org();
+    fake.removeField('Contact', 'FirstName');
+    await expect(sync.read('contact', ['C-1'])).rejects.toMatchObject({ kind: 'permanent', vendorCode: 'INVALID_FIELD', message: expect.stringContaining("No such column 'FirstName' on entity 'Contact'") });
+    expect(fake.count()).toBe(1);
+  });
+
   it('answers found and not found per id in the order asked, repeats included, in one query', async () => {
     const { fake, sync } = await org();
     await sync.applyMany([contact('C-1', { LastName: 'One', Email: 'one@example.test' }), contact('C-2', { LastName: 'Two', FirstName: 'Ada' })]);
