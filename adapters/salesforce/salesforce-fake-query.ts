@@ -36,11 +36,17 @@ export const MAX_URI_BYTES = 16_384;
 export const QUERY_PAGE_SIZE = 2_000;
 
 type Row = Record<string, unknown> & { Id: string };
+type Fields = ReadonlyMap<string, { type: string; referenceTo: readonly string[] }>;
+
+/** A field's own API name for `name` written in any case, or undefined when the sObject has no such field. */
+const named = (fields: Fields, name: string) => (fields.has(name) ? name : [...fields.keys()].find((k) => k.toLowerCase() === name.toLowerCase()));
+/** The relationship name of a lookup field: `AccountId` -> `Account`, `Partner__c` -> `Partner__r`. */
+const relationshipOf = (lookup: string) => (lookup.endsWith('__c') ? `${lookup.slice(0, -3)}__r` : lookup.slice(0, -2));
 
 /** What the query resource needs from the org. */
 export interface QueryOrg {
   /** The fields of an sObject (type and, for a lookup, the sObjects it points at), or undefined when there is no such sObject. */
-  fields(sobject: string): ReadonlyMap<string, { type: string; referenceTo: readonly string[] }> | undefined;
+  fields(sobject: string): Fields | undefined;
   /** Its records, oldest first; with `where`, those whose text `field` equals one of `values` ignoring case, as SOQL compares text. */
   rows(sobject: string, where?: { field: string; values: readonly string[] }): Row[];
   /** A record of any sObject by Id. */
@@ -95,11 +101,11 @@ export class FakeQueries {
     if ('malformed' in parsed) return wire(400, 'MALFORMED_QUERY', `unexpected token: ${parsed.malformed}`);
     const fields = this.org.fields(parsed.sobject);
     if (!fields) return wire(400, 'INVALID_TYPE', `sObject type '${parsed.sobject}' is not supported.`);
-    const refused = this.checkFields(soql, parsed, fields);
-    if (refused) return refused;
-    let rows = this.org.rows(parsed.sobject, parsed.where);
+    const resolved = this.resolve(soql, parsed, fields);
+    if ('status' in resolved) return resolved;
+    let rows = this.org.rows(parsed.sobject, resolved.where);
     if (parsed.limit !== undefined) rows = rows.slice(0, parsed.limit);
-    const records = rows.map((r) => this.shape(version, parsed.sobject, r, parsed.fields));
+    const records = rows.map((r) => this.shape(version, parsed.sobject, r, resolved.paths));
     if (records.length <= QUERY_PAGE_SIZE) return { status: 200, body: { totalSize: records.length, done: true, records } };
     const locator = `01g${(this.nextCursor++).toString(36).toUpperCase().padStart(12, '0')}AAA`;
     this.cursors.set(locator, records);
@@ -126,9 +132,14 @@ export class FakeQueries {
     };
   }
 
-  /** The first field of the query the org does not have (as INVALID_FIELD), or one selected twice. */
-  private checkFields(q: string, parsed: SoqlSelect, fields: NonNullable<ReturnType<QueryOrg['fields']>>): FakeResponse | undefined {
+  /**
+   * The query's field names as the org spells them (SOQL names are case-insensitive; a row answers
+   * under each field's own API name), or the error for the first field the org does not have, or
+   * one selected twice.
+   */
+  private resolve(q: string, parsed: SoqlSelect, fields: Fields): { paths: string[]; where?: { field: string; values: string[] } } | FakeResponse {
     const seen = new Set<string>();
+    const paths: string[] = [];
     let from = q.search(/\bSELECT\b/i) + 6;
     for (const path of parsed.fields) {
       const at = q.indexOf(path, from);
@@ -137,16 +148,22 @@ export class FakeQueries {
       seen.add(path.toLowerCase());
       const [first, second] = path.split('.') as [string, string | undefined];
       if (second === undefined) {
-        if (!fields.has(first)) return invalidField(q, at, noSuchColumn(first, parsed.sobject));
+        const name = named(fields, first);
+        if (name === undefined) return invalidField(q, at, noSuchColumn(first, parsed.sobject));
+        paths.push(name);
         continue;
       }
-      const lookup = fields.get(lookupFieldOf(first));
-      if (lookup?.type !== 'reference') return invalidField(q, at, noSuchRelationship(first));
-      if (!lookup.referenceTo.some((t) => this.org.fields(t)?.has(second))) return invalidField(q, at, noSuchColumn(second, lookup.referenceTo[0]!));
+      const lookup = named(fields, lookupFieldOf(first));
+      const def = lookup === undefined ? undefined : fields.get(lookup)!;
+      if (def?.type !== 'reference') return invalidField(q, at, noSuchRelationship(first));
+      const target = def.referenceTo.map((t) => this.org.fields(t)).find((f) => f && named(f, second) !== undefined);
+      if (!target) return invalidField(q, at, noSuchColumn(second, def.referenceTo[0]!));
+      paths.push(`${relationshipOf(lookup!)}.${named(target, second)!}`);
     }
-    const where = parsed.where?.field;
-    if (where !== undefined && !fields.has(where)) return invalidField(q, q.search(new RegExp(`\\bWHERE\\s+${where}\\b`, 'i')) + 6, noSuchColumn(where, parsed.sobject));
-    return undefined;
+    if (!parsed.where) return { paths };
+    const where = named(fields, parsed.where.field);
+    if (where === undefined) return invalidField(q, q.search(new RegExp(`\\bWHERE\\s+${parsed.where.field}\\b`, 'i')) + 6, noSuchColumn(parsed.where.field, parsed.sobject));
+    return { paths, where: { field: where, values: parsed.where.values } };
   }
 
   /** One record as a query answers it: attributes, then the selected fields in order, parents nested. */

@@ -70,20 +70,27 @@ function readPlan(objects: ReadsOptions['objects'], object: string, request: Rea
 
 const tooLong = (id: string) => id.length > MAX_WHERE_STRING;
 
+/** A column of a row by name in any case: Salesforce answers under each field's own API name, however the query spelled it. */
+function cell(row: Row, name: string): unknown {
+  if (Object.hasOwn(row, name)) return row[name];
+  const key = Object.keys(row).find((k) => k.toLowerCase() === name.toLowerCase());
+  return key === undefined ? undefined : row[key];
+}
+
 /** A column of a row: `Email`, or `Account.Name` inside the related record (null when the lookup is empty). */
 function valueAt(row: Row, path: string): unknown {
   const dot = path.indexOf('.');
-  if (dot < 0) return row[path];
-  const parent = row[path.slice(0, dot)];
-  return typeof parent === 'object' && parent !== null ? (parent as Row)[path.slice(dot + 1)] : null;
+  if (dot < 0) return cell(row, path);
+  const parent = cell(row, path.slice(0, dot));
+  return typeof parent === 'object' && parent !== null ? cell(parent as Row, path.slice(dot + 1)) : null;
 }
 
 function answer(plan: ReadPlan, row: Row, withLinks: boolean): ReadResult {
   const fields: Fields = {};
   for (const f of plan.fields) fields[f] = (valueAt(row, f) ?? null) as FieldValue;
-  const externalId = row[plan.externalIdField];
+  const externalId = cell(row, plan.externalIdField);
   const links = plan.links.flatMap((l): ReadLink[] => {
-    const recordId = row[l.lookup];
+    const recordId = cell(row, l.lookup);
     if (typeof recordId !== 'string' || recordId === '') return [];
     const linked = valueAt(row, `${l.relationship}.${l.externalIdField}`);
     return [{ object: l.object, recordId, ...(typeof linked === 'string' ? { externalId: linked } : {}) }];
@@ -105,7 +112,7 @@ function answer(plan: ReadPlan, row: Row, withLinks: boolean): ReadResult {
 function rowsByValue(plan: ReadPlan, rows: readonly Row[]): Map<string, Row[]> {
   const out = new Map<string, Row[]>();
   for (const row of rows) {
-    const v = row[plan.by];
+    const v = cell(row, plan.by);
     if (typeof v !== 'string') continue;
     const key = plan.exact ? v : v.toLowerCase();
     const list = out.get(key);

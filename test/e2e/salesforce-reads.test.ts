@@ -28,6 +28,7 @@ interface Org {
   ledger: LedgerBackend;
   sync: Sync;
   sleeps: number[];
+  url: string;
   close(): Promise<void>;
 }
 
@@ -47,7 +48,7 @@ async function org(adapterToken = TOKEN): Promise<Org> {
   const ledger = openLedger('memory:');
   const sleeps: number[] = [];
   const sync = createSync({ adapter, ledger, retry: fast, sleep: async (ms) => void sleeps.push(ms) });
-  open = { fake, state, adapter, ledger, sync, sleeps, close: async () => { await sync.close(); await front.close(); } };
+  open = { fake, state, adapter, ledger, sync, sleeps, url: front.url, close: async () => { await sync.close(); await front.close(); } };
   return open;
 }
 
@@ -238,6 +239,18 @@ describe('sync.read with salesforceAdapter over loopback', () => {
     const answers = await sync.read('contact', ['info@example.test', 'solo@example.test'], { by: 'Email' });
     expect(answers).toEqual([{ id: 'info@example.test', found: false, matches: 2500 }, expect.objectContaining({ found: true, externalId: 'solo' })]);
     expect(fake.requests.map((r) => r.path.replace(/01g\w+/, '<locator>'))).toEqual(['/services/data/v60.0/query', '/services/data/v60.0/query/<locator>-2000']);
+  });
+
+  it('answers fields and by fields the config spells in another case (SOQL names are case-insensitive; rows use the API name)', async () => {
+    const { fake, state, url } = await org();
+    state.seed('Contact', { LastName: 'Lee', Email: 'lee@example.test', AI_External_Id__c: 'K-1' });
+    const adapter = salesforceAdapter({ instanceUrl: url, accessToken: TOKEN, objects: { contact: { kind: 'record', sobject: 'Contact', externalIdField: 'AI_External_Id__c', fields: ['email', 'lastname'], lookupBy: ['EMAIL'] } } });
+    const sync = createSync({ adapter, ledger: openLedger('memory:'), retry: fast });
+    fake.core.resetLog();
+    expect(await sync.read('contact', ['K-1'])).toEqual([{ id: 'K-1', found: true, recordId: expect.any(String), externalId: 'K-1', fields: { email: 'lee@example.test', lastname: 'Lee' } }]);
+    expect(await sync.read('contact', ['LEE@example.test'], { by: 'EMAIL' })).toEqual([expect.objectContaining({ found: true, externalId: 'K-1' })]);
+    expect(fake.count()).toBe(2);
+    await sync.close();
   });
 
   it.each([

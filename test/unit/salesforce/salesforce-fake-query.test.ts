@@ -43,6 +43,13 @@ describe('fakeSalesforce query resource', () => {
     expect(body(r).records.map((x) => x.LastName)).toEqual(['Smith', 'Jones']);
   });
 
+  it('reads field names in any case and answers under each field\'s API name', () => {
+    const { state } = org();
+    const [row] = body(state.handle(soql("select id, lastname, account.ai_external_id__c from Contact where ai_external_id__c in ('C-1')"))).records;
+    expect(Object.keys(row!)).toEqual(['attributes', 'Id', 'LastName', 'Account']);
+    expect(row).toMatchObject({ LastName: 'Smith', Account: { AI_External_Id__c: 'acme' } });
+  });
+
   it.each([
     [
       'SELECT Id, Foo__c FROM Contact',
