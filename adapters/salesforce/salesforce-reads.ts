@@ -56,12 +56,12 @@ function readPlan(objects: ReadsOptions['objects'], object: string, request: Rea
   const bad = columns.find((c) => !isFieldPath(c));
   if (bad !== undefined) throw new ConfigError(`salesforce: "${bad}" on ${spec.sobject} is not a field API name (Name, Foo__c or Parent.Name); check the object's fields, readFields and lookupBy`);
   // Salesforce refuses a field selected twice (names compare case-insensitively).
-  const select = [...new Map(columns.map((c) => [c.toLowerCase(), c])).values()];
+  const select = columns.filter((c, i) => columns.findIndex((d) => d.toLowerCase() === c.toLowerCase()) === i);
   return {
     sobject: spec.sobject,
     externalIdField: spec.externalIdField,
     by,
-    exact: by === spec.externalIdField,
+    exact: by.toLowerCase() === spec.externalIdField.toLowerCase(),
     fields: request.fields,
     links,
     head: `SELECT ${select.join(', ')} FROM ${spec.sobject} WHERE ${by} IN (`,
