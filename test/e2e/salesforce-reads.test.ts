@@ -256,6 +256,9 @@ describe('sync.read with salesforceAdapter over loopback', () => {
   it.each([
     ['rate_limit', 'a 429 REQUEST_LIMIT_EXCEEDED', 3_000],
     ['server_error', 'a 503 SERVER_UNAVAILABLE', undefined],
+    ['html_error', 'a 503 HTML maintenance page', undefined],
+    ['reset', 'a connection reset', undefined],
+    ['lost_response', 'a response lost on the way back', undefined],
   ] as const)('retries a query refused with %s (%s), waiting any Retry-After', async (fault, _what, waitMs) => {
     const { fake, sync, sleeps } = await org();
     await sync.applyMany([contact('R-1', { LastName: 'Retry' })]);
