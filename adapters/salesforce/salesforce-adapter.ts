@@ -14,15 +14,21 @@ import {
 import { resolveSalesforceOptions, type SalesforceAdapterOptions, type SalesforceConnection, type SalesforceHttpRequest, type SalesforceObjectConfig } from './salesforce-options.js';
 import { activityLookups, activityValues, apiBase, collectionRecord, collectionUrl, linkTargets, recordValues } from './salesforce-requests.js';
 import type { DescribeResult } from './salesforce-fields.js';
-import { soqlIn, soqlQuote } from './soql.js';
+import { salesforceReads } from './salesforce-reads.js';
+import { groupsForUrl, queryUrl, soqlList } from './soql.js';
 
 // An optional peer: without it, importing this module throws the one message naming what to install.
 const { Connection } = loadVendorSdk<{ Connection: typeof SdkConnection }>(SALESFORCE_SDK);
 
 const VENDOR = 'salesforce';
 const MAX_BATCH = 200;
-/** Salesforce rejects request URIs longer than 16,384 bytes; stay well below with the origin added. */
-const MAX_QUERY_CHARS = 15_000;
+/**
+ * The longest query URL (path and query string) sent. Salesforce answers 414 URI Too Long past
+ * 16,384 bytes of URI, and 431 past 16,384 bytes of URI and headers together (REST API limits,
+ * help article 000386264): 15,000 leaves 1,384 bytes for the headers (Authorization with the
+ * session id, Host, User-Agent, Accept).
+ */
+export const MAX_QUERY_CHARS = 15_000;
 /**
  * Usage is only learned from responses, so after a stop nothing would ever refresh it: once the
  * last figure is this old (the engine's default quota pause), one request may go out to re-read it.
@@ -123,7 +129,7 @@ export function salesforceAdapter(options: SalesforceAdapterOptions): Salesforce
 
   async function query(soql: string): Promise<Array<Record<string, unknown>>> {
     const records: Array<Record<string, unknown>> = [];
-    let url: string | undefined = `${base}/query?q=${encodeURIComponent(soql)}`;
+    let url: string | undefined = queryUrl(base, soql);
     while (url) {
       const page: QueryResult = await send<QueryResult>({ method: 'GET', url });
       records.push(...(page.records ?? []));
@@ -136,8 +142,9 @@ export function salesforceAdapter(options: SalesforceAdapterOptions): Salesforce
   async function idsByValue(sobject: string, field: string, values: readonly string[]): Promise<Map<string, string>> {
     const found = new Map<string, string>();
     const distinct = [...new Set(values)];
-    for (const chunk of chunkForUrl(distinct)) {
-      const rows = await query(`SELECT Id, ${field} FROM ${sobject} WHERE ${soqlIn(field, chunk)}`);
+    const head = `SELECT Id, ${field} FROM ${sobject} WHERE ${field} IN (`;
+    for (const chunk of groupsForUrl(base, head, ')', distinct, MAX_QUERY_CHARS)) {
+      const rows = await query(`${head}${soqlList(chunk)})`);
       for (const row of rows) {
         const value = row[field];
         if (typeof value === 'string' && typeof row.Id === 'string' && !found.has(value)) found.set(value, row.Id);
@@ -194,6 +201,7 @@ export function salesforceAdapter(options: SalesforceAdapterOptions): Salesforce
     );
   }
 
+  const reads = salesforceReads({ objects: opts.objects, apiBase: base, maxUrlChars: MAX_QUERY_CHARS, query });
   const spec = <K extends SalesforceObjectConfig['kind']>(object: string, kind: K) => objectSpec(VENDOR, opts.objects, object, kind);
   const targets = linkTargets(opts.objects);
 
@@ -277,6 +285,10 @@ export function salesforceAdapter(options: SalesforceAdapterOptions): Salesforce
       return idsByValue(s.sobject, s.externalIdField, keys);
     },
 
+    // One SOQL query per group (each as many ids as one query URL holds), links in the same query.
+    planReads: reads.planReads,
+    readRecords: reads.readRecords,
+
     classifyError: (err: unknown) => classifySalesforceError(err, { usage: usage() }),
     apiCalls: gate.apiCalls,
   };
@@ -337,23 +349,4 @@ function linkNotConfigured(object: string, map: 'links' | 'parents', ref: LinkRe
 
 function missingValue(field: string): CrmError {
   return new CrmError(`${field} is empty: Salesforce cannot upsert without an external id value`, { vendor: VENDOR, kind: CrmErrorKind.permanent, vendorCode: 'MISSING_EXTERNAL_ID' });
-}
-
-/** Split values so that each `IN (...)` list stays under the URL limit (one chunk in practice). */
-function chunkForUrl(values: readonly string[]): string[][] {
-  const chunks: string[][] = [];
-  let current: string[] = [];
-  let length = 0;
-  for (const v of values) {
-    const add = encodeURIComponent(soqlQuote(v)).length + 3;
-    if (current.length > 0 && length + add > MAX_QUERY_CHARS) {
-      chunks.push(current);
-      current = [];
-      length = 0;
-    }
-    current.push(v);
-    length += add;
-  }
-  if (current.length > 0) chunks.push(current);
-  return chunks;
 }

@@ -11,7 +11,7 @@
  */
 import { proxyErrorPage, type FakeRequest, type FakeResponse, type FakeVendor, type FaultOptions } from '../testing/fake-http.js';
 import { RecordStore } from '../fake-store.js';
-import { parseSoqlSelect } from './soql.js';
+import { FakeQueries, uriRefusal } from './salesforce-fake-query.js';
 import { describeSObject } from './salesforce-fake-describe.js';
 import { lookupFieldOf, resolveReference, SALES_SCHEMA, type FakeFieldOptions, type ReferenceOrg } from './salesforce-fake-references.js';
 import { unparsable, valueRefusal, type FakeValueRules } from './salesforce-fake-values.js';
@@ -188,6 +188,8 @@ export class FakeSalesforceState implements FakeVendor {
   handle(req: FakeRequest): FakeResponse {
     const { authorization: _auth, ...headers } = req.headers;
     this.requests.push({ ...req, headers });
+    const tooLong = uriRefusal(req);
+    if (tooLong) return tooLong;
     const auth = /^Bearer\s+(\S+)$/i.exec(req.headers.authorization ?? '');
     if (!auth || (this.options.accessToken !== undefined && auth[1] !== this.options.accessToken)) {
       return this.withLimit(wire(401, 'INVALID_SESSION_ID', 'Session expired or invalid'));
@@ -317,6 +319,23 @@ export class FakeSalesforceState implements FakeVendor {
     return { ok: true, id: next.Id, created: !existing };
   }
 
+  /** The org as the query resource sees it (salesforce-fake-query.ts). */
+  private readonly queries = new FakeQueries({
+    fields: (sobject) => this.sobjects.get(sobject)?.fields,
+    rows: (sobject, where) => {
+      const s = this.sobjectOrThrow(sobject);
+      if (!where) return [...s.records.values()];
+      // SOQL compares text case-insensitively, whatever the field's uniqueness setting.
+      this.index(s, where.field);
+      const hits = [...new Set(where.values.map((v) => v.toLowerCase()))].flatMap((v) => s.records.lookup(where.field, v));
+      return s.records.oldestFirst(hits.filter((r) => typeof r[where.field] === 'string'));
+    },
+    byId: (id) => {
+      const found = this.findById(id);
+      return found && { sobject: found.s.name, record: found.r };
+    },
+  });
+
   /** The org as the reference rules see it. */
   private readonly referenceOrg: ReferenceOrg = {
     referenceTo: (sobject, field) => {
@@ -434,38 +453,13 @@ export class FakeSalesforceState implements FakeVendor {
     return { status: 200, body: { id: out.id, success: true, errors: [], created: false } };
   }
 
-  private soqlQuery(q: string | null): FakeResponse {
-    const parsed = parseSoqlSelect(q ?? '');
-    if ('malformed' in parsed) return wire(400, 'MALFORMED_QUERY', `unexpected token: ${parsed.malformed}`);
-    const s = this.sobjects.get(parsed.sobject);
-    if (!s) return wire(400, 'INVALID_TYPE', `sObject type '${parsed.sobject}' is not supported.`);
-    for (const f of [...parsed.fields, ...(parsed.where ? [parsed.where.field] : [])]) {
-      if (!s.fields.has(f)) return wire(400, 'INVALID_FIELD', `No such column '${f}' on entity '${s.name}'.`);
-    }
-    const where = parsed.where;
-    let rows: FakeRecord[];
-    if (!where) rows = [...s.records.values()];
-    else {
-      // SOQL compares text case-insensitively, whatever the field's uniqueness setting.
-      this.index(s, where.field);
-      const hits = [...new Set(where.values.map((v) => v.toLowerCase()))].flatMap((v) => s.records.lookup(where.field, v));
-      rows = s.records.oldestFirst(hits.filter((r) => typeof r[where.field] === 'string'));
-    }
-    if (parsed.limit !== undefined) rows = rows.slice(0, parsed.limit);
-    const records = rows.map((r) => {
-      const out: Record<string, unknown> = { attributes: { type: s.name, url: `/services/data/v60.0/sobjects/${s.name}/${r.Id}` } };
-      for (const f of parsed.fields) out[f] = r[f] ?? null;
-      return out;
-    });
-    return { status: 200, body: { totalSize: records.length, done: true, records } };
-  }
-
   private route(req: FakeRequest): FakeResponse {
     const m = /^\/services\/data\/v(\d+\.\d)(\/.*)?$/.exec(req.path);
     if (!m) return NOT_FOUND();
     const version = Number(m[1]);
     const parts = (m[2] ?? '/').split('/').slice(1);
-    if (req.method === 'GET' && parts[0] === 'query' && parts.length === 1) return this.soqlQuery(req.query.get('q'));
+    if (req.method === 'GET' && parts[0] === 'query' && parts.length === 1) return this.queries.run(m[1]!, req.query.get('q'));
+    if (req.method === 'GET' && parts[0] === 'query' && parts.length === 2) return this.queries.more(m[1]!, parts[1]!);
     if (req.method === 'GET' && parts[0] === 'limits' && parts.length === 1) return { status: 200, body: { DailyApiRequests: { Max: this.limit, Remaining: Math.max(0, this.limit - this.used) } } };
     if (parts[0] === 'composite' && parts[1] === 'sobjects' && parts.length === 4 && req.method === 'PATCH') {
       const s = this.sobjects.get(parts[2]!);

@@ -30,14 +30,67 @@ export function soqlQuote(value: string): string {
   return `'${value.replace(/[\\'"\n\r\t\b\f]/g, (c) => ESCAPES[c]!)}'`;
 }
 
+/** `'a','b'`: the inside of an IN list. */
+export function soqlList(values: readonly string[]): string {
+  return values.map(soqlQuote).join(',');
+}
+
 /** `Field IN ('a','b')` for a non-empty list of values. */
 export function soqlIn(field: string, values: readonly string[]): string {
-  return `${field} IN (${values.map(soqlQuote).join(',')})`;
+  return `${field} IN (${soqlList(values)})`;
 }
 
 /** Field and object names are spliced into SOQL unquoted: accept API names only. */
 export function isApiName(name: string): boolean {
   return /^[A-Za-z][A-Za-z0-9_]*$/.test(name);
+}
+
+/** A field of the queried sObject or of a parent through one lookup: `Email`, `Account.AI_External_Id__c`. */
+export function isFieldPath(path: string): boolean {
+  const parts = path.split('.');
+  return parts.length <= 2 && parts.every(isApiName);
+}
+
+/**
+ * The request target of a query as it goes on the wire: `encodeURIComponent`, then `'` as `%27`
+ * (the WHATWG URL parser, which fetch runs the URL through, escapes `'` in a query; jsforce adds
+ * nothing). Measured on this exact string, a query's length is what Salesforce receives.
+ */
+export function queryUrl(apiBase: string, soql: string): string {
+  return `${apiBase}/query?q=${wireText(soql)}`;
+}
+
+const wireText = (text: string) => encodeURIComponent(text).replace(/'/g, '%27');
+
+/**
+ * Split `values` into groups whose query `${head}${soqlList(group)}${tail}` has a URL (`queryUrl`) of
+ * at most `maxChars` characters, order kept, each group as full as it can be. A value that alone
+ * does not fit still gets a group of its own (the caller decides what to do with it); values
+ * `skip` says are never sent cost nothing.
+ */
+export function groupsForUrl(apiBase: string, head: string, tail: string, values: readonly string[], maxChars: number, skip: (value: string) => boolean = () => false): string[][] {
+  const fixed = queryUrl(apiBase, `${head}${tail}`).length;
+  const separator = wireText(',').length;
+  const groups: string[][] = [];
+  let current: string[] = [];
+  let length = fixed;
+  let sent = 0;
+  for (const v of values) {
+    const cost = skip(v) ? 0 : wireText(soqlQuote(v)).length;
+    if (cost > 0 && sent > 0 && length + separator + cost > maxChars) {
+      groups.push(current);
+      current = [];
+      length = fixed;
+      sent = 0;
+    }
+    current.push(v);
+    if (cost > 0) {
+      length += cost + (sent > 0 ? separator : 0);
+      sent += 1;
+    }
+  }
+  if (current.length > 0) groups.push(current);
+  return groups;
 }
 
 /**
@@ -64,7 +117,7 @@ export function soqlUnquote(text: string, start: number): { value: string; end: 
   return null;
 }
 
-/** The SOQL subset the fake answers: `SELECT a, b FROM T [WHERE F IN ('x', ...) | WHERE F = 'x'] [LIMIT n]`. */
+/** The SOQL subset the fake answers: `SELECT a, Parent.b FROM T [WHERE F IN ('x', ...) | WHERE F = 'x'] [LIMIT n]`. */
 export interface SoqlSelect {
   fields: string[];
   sobject: string;
@@ -75,10 +128,10 @@ export interface SoqlSelect {
 /** Parse the subset, or say where it stops making sense (Salesforce's MALFORMED_QUERY). */
 export function parseSoqlSelect(q: string): SoqlSelect | { malformed: string } {
   const bad = (at: string) => ({ malformed: at.trim().slice(0, 40) || 'end of query' });
-  const head = /^\s*SELECT\s+([\w\s,]+?)\s+FROM\s+(\w+)/i.exec(q);
+  const head = /^\s*SELECT\s+([\w\s,.]+?)\s+FROM\s+(\w+)/i.exec(q);
   if (!head) return bad(q);
   const fields = head[1]!.split(',').map((f) => f.trim());
-  if (fields.some((f) => !isApiName(f))) return bad(head[1]!);
+  if (fields.some((f) => !isFieldPath(f))) return bad(head[1]!);
   const out: SoqlSelect = { fields, sobject: head[2]! };
   let rest = q.slice(head[0].length);
   const where = /^\s+WHERE\s+(\w+)\s*(=|IN\b)\s*/i.exec(rest);

@@ -1,0 +1,54 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { MAX_QUERY_CHARS } from '../../../adapters/salesforce/salesforce-adapter.js';
+import { salesforceReads } from '../../../adapters/salesforce/salesforce-reads.js';
+import { groupsForUrl, queryUrl, soqlList } from '../../../adapters/salesforce/soql.js';
+import { ConfigError } from '../../../src/errors.js';
+
+const BASE = '/services/data/v60.0';
+
+describe('groupsForUrl', () => {
+  it('puts every value in one group, in order, each query URL at most the limit and each group but the last full', () => {
+    fc.assert(
+      fc.property(fc.array(fc.string({ minLength: 1, maxLength: 40 }), { maxLength: 120 }), fc.integer({ min: 200, max: 2_000 }), (values, max) => {
+        const head = "SELECT Id, Ext__c FROM Contact WHERE Ext__c IN (";
+        const groups = groupsForUrl(BASE, head, ')', values, max);
+        expect(groups.flat()).toEqual(values);
+        const url = (group: readonly string[]) => queryUrl(BASE, `${head}${soqlList(group)})`);
+        groups.forEach((group, i) => {
+          expect(group.length).toBeGreaterThan(0);
+          if (group.length > 1) expect(url(group).length).toBeLessThanOrEqual(max);
+          if (i < groups.length - 1) expect(url([...group, groups[i + 1]![0]!]).length).toBeGreaterThan(max);
+        });
+      }),
+    );
+  });
+
+  it('charges nothing for values that are never sent', () => {
+    const groups = groupsForUrl(BASE, 'SELECT Id FROM Contact WHERE X__c IN (', ')', ['a', 'x'.repeat(5_000), 'b'], 200, (v) => v.length > 4_000);
+    expect(groups).toEqual([['a', 'x'.repeat(5_000), 'b']]);
+  });
+});
+
+describe('salesforceReads planReads', () => {
+  const objects = {
+    company: { kind: 'record' as const, sobject: 'Account', externalIdField: 'AI_External_Id__c', fields: ['Name'] },
+    contact: { kind: 'record' as const, sobject: 'Contact', externalIdField: 'AI_External_Id__c', fields: ['Email', 'FirstName', 'LastName'], links: { company: 'AccountId' } },
+  };
+  const reads = salesforceReads({ objects, apiBase: BASE, maxUrlChars: MAX_QUERY_CHARS, query: async () => [] });
+  const uuid = (i: number) => `7f1c9a2e-41d3-4b8e-9a55-${String(i).padStart(12, '0')}`;
+
+  it.each([
+    ['36-character external ids', { fields: ['Email', 'FirstName', 'LastName'], links: false }, 329],
+    ['36-character external ids with links', { fields: ['Email', 'FirstName', 'LastName'], links: true }, 328],
+  ])('groups %s by what one query URL holds', (_name, request, perQuery) => {
+    const ids = Array.from({ length: 1_000 }, (_, i) => uuid(i));
+    const groups = reads.planReads('contact', ids, request);
+    expect(groups.map((g) => g.length)).toEqual([perQuery, perQuery, perQuery, 1_000 - 3 * perQuery]);
+  });
+
+  it('refuses a field name that is not an API name before any request', () => {
+    expect(() => reads.planReads('contact', ['a'], { fields: ['Email) OR (Name'], links: false })).toThrow(ConfigError);
+    expect(() => reads.planReads('contact', ['a'], { fields: ['Email'], by: 'Email, Phone', links: false })).toThrow(/not a field API name/);
+  });
+});
