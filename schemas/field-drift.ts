@@ -64,6 +64,8 @@ export function listValues(values: readonly string[], limit = DRIFT_LIST_LIMIT):
   return values.length > limit ? `${shown} and ${values.length - limit} more` : shown;
 }
 
+const options = (n: number) => `${n} option${n === 1 ? '' : 's'}`;
+const them = (n: number) => (n === 1 ? 'it' : 'them');
 const multiple = (d: FieldDefinition) => d.multiple === true;
 const restricted = (d: FieldDefinition) => d.restricted !== false;
 const readOnly = (d: FieldDefinition) => d.readOnly === true;
@@ -132,12 +134,12 @@ function compareOptions(was: FieldDefinition, is: FieldDefinition, inactive: { v
   if (removed.length > 0) {
     const stored = !restricted(is);
     add(DriftKind.optionsRemoved, stored ? 'warning' : 'problem',
-      `${removed.length} option(s) removed in the CRM: ${listValues(removed)}${stored ? ' (the list is unrestricted: the CRM still stores them)' : ': the file still allows them, the CRM refuses them'}`, removed);
+      `${options(removed.length)} removed in the CRM: ${listValues(removed)}${stored ? ` (the list is unrestricted: the CRM still stores ${them(removed.length)})` : `: the file still allows ${them(removed.length)}, the CRM refuses ${them(removed.length)}`}`, removed);
   }
   if (deactivated.length > 0) {
     const refused = inactive?.refused === true && restricted(is);
     add(DriftKind.optionsInactive, refused ? 'problem' : 'warning',
-      `${deactivated.length} option(s) now hidden or inactive in the CRM: ${listValues(deactivated)}${refused ? ': the file still allows them, the CRM refuses them' : ' (the CRM still accepts them in a write)'}`, deactivated);
+      `${options(deactivated.length)} now hidden or inactive in the CRM: ${listValues(deactivated)}${refused ? `: the file still allows ${them(deactivated.length)}, the CRM refuses ${them(deactivated.length)}` : ` (the CRM still accepts ${them(deactivated.length)} in a write)`}`, deactivated);
   }
-  if (added.length > 0) add(DriftKind.optionsAdded, 'warning', `${added.length} option(s) added in the CRM: ${listValues(added)}: the file refuses them before any request`, added);
+  if (added.length > 0) add(DriftKind.optionsAdded, 'warning', `${options(added.length)} added in the CRM: ${listValues(added)}: the file refuses ${them(added.length)} before any request`, added);
 }

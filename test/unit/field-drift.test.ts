@@ -64,7 +64,7 @@ describe('compareFieldDefinitions', () => {
 
     const [removed] = compareFieldDefinitions(fileOf({ f: enumeration(many) }), fileOf({ f: enumeration([]) }));
 
-    expect(removed!.detail).toBe(`23 option(s) removed in the CRM: ${many.slice(0, 20).join(', ')} and 3 more: the file still allows them, the CRM refuses them`);
+    expect(removed!.detail).toBe(`23 options removed in the CRM: ${many.slice(0, 20).join(', ')} and 3 more: the file still allows them, the CRM refuses them`);
     expect(removed!.values).toHaveLength(23);
     expect(listValues(['a', 'b'])).toBe('a, b');
   });
