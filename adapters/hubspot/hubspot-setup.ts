@@ -118,7 +118,7 @@ async function hubspotDrift(hs: HubSpotConfig, file: FieldDefinitionsFile, fix: 
     pulled = await pullHubSpotFields({ ...hs, objects: readable }, { client, now: new Date() });
   } catch (err) {
     if (err instanceof ConfigError) throw err;
-    return [driftFailed(err, fix)];
+    return [driftFailed(err)];
   }
   const inactive: Record<string, Record<string, { values: string[]; refused: boolean }>> = {};
   for (const [object, spec] of Object.entries(readable)) {

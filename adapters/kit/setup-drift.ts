@@ -26,10 +26,13 @@ export function driftFindings(
   }));
 }
 
-/** The finding when the pull itself failed (a pipelines read refused, an answer that is not JSON). */
-export function driftFailed(err: unknown, fix: string): SetupFinding {
+/** The finding when the pull itself failed (a pipelines read refused or failing, an answer that is not JSON). */
+export function driftFailed(err: unknown): SetupFinding {
+  const status = (err as { status?: unknown }).status;
+  const why = typeof status === 'number' ? `the CRM answered HTTP ${status}` : redact((err as Error).message).replace(/^\[crm-upsert\]\s*(\[\w+\]\s*)?/, '');
   return {
     object: 'fieldDefinitions', target: 'the CRM\'s field definitions', role: DRIFT_ROLE, status: 'problem',
-    detail: `reading them to compare with the file failed: ${redact((err as Error).message)}`, fix,
+    detail: `reading them to compare with the file failed: ${why}`,
+    fix: 'run check-setup again; if it keeps failing, check that the token may read the objects (and, on HubSpot, their pipelines)',
   };
 }

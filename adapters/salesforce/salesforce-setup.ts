@@ -88,7 +88,7 @@ async function salesforceDrift(sf: SalesforceConfig, file: FieldDefinitionsFile,
   try {
     pulled = await pullSalesforceFields({ ...sf, objects: readable }, describe, { now: new Date(), apiVersion: sf.apiVersion ?? '60.0' });
   } catch (err) {
-    return [driftFailed(err, fix)];
+    return [driftFailed(err)];
   }
   const inactive: Record<string, Record<string, { values: string[]; refused: boolean }>> = {};
   for (const [object, spec] of Object.entries(readable)) {

@@ -127,6 +127,22 @@ describe('crm-upsert check-setup: field definitions drift, lookupBy and readFiel
     expect(none.stdout).not.toContain('Fix: run `crm-upsert schema pull');
   });
 
+  it('reports a failed pipelines read as a drift problem, the other checks still made', async () => {
+    const { fake, basePath } = await hubspot();
+    const dir = tempDir();
+    const fields = writeFields(dir, { crm: 'hubspot', apiVersion: 'crm/v3', objects: { deal: { dealstage: { type: 'enumeration', options: opts('closedwon') } } } });
+    const objects = { deal: { kind: 'record', objectType: 'deals', idProperty: 'ai_external_id', fields: ['dealstage'] } };
+    const config = writeHubSpotConfig(dir, basePath, { fieldDefinitions: fields }, { objects });
+    fake.failNext('server_error', { endpoint: '/crm/v3/pipelines/deals' });
+
+    const result = await runCli(['check-setup', '--config', config], { env: HS_ENV });
+
+    expect(result.code).toBe(1);
+    expect(result.stdout).toMatch(/ok\s+deal -> deals\.dealstage \(allowlisted\)/);
+    expect(result.stdout).toMatch(/PROBLEM\s+fieldDefinitions -> the CRM's field definitions \(field definitions\): reading them to compare with the file failed: the CRM answered HTTP 503\. Fix: run check-setup again/);
+    expect(result.stderr).toContain('1 of 3 checks failed');
+  });
+
   it('reports a field definitions file that cannot be loaded as a problem naming it', async () => {
     const { basePath } = await hubspot();
     const dir = tempDir();
