@@ -109,7 +109,7 @@ async function hubspotDrift(hs: HubSpotConfig, file: FieldDefinitionsFile, fix: 
       const properties = /^\/crm\/v3\/properties\/([^/]+)$/.exec(path);
       const reply = (properties ? listed.get(decodeURIComponent(properties[1]!)) : undefined) ?? (await get(path));
       refuseAuth(reply, HUBSPOT_TOKEN_ENV, 'the read scope of the object whose pipelines are read (crm.objects.deals.read for deals)');
-      const text = JSON.stringify(reply.body ?? null);
+      const text = typeof reply.body === 'string' ? reply.body : JSON.stringify(reply.body);
       return { status: reply.status, headers: { forEach: () => undefined }, text: async () => text };
     },
   };

@@ -83,7 +83,11 @@ export async function checkSalesforceSetup(sf: SalesforceConfig, env: NodeJS.Pro
 async function salesforceDrift(sf: SalesforceConfig, file: FieldDefinitionsFile, fix: string, described: ReadonlyMap<string, Reply>): Promise<SetupFinding[]> {
   const { pullSalesforceFields } = await import('./salesforce-fields.js');
   const readable = Object.fromEntries(Object.entries(sf.objects).filter(([, spec]) => described.get(spec.sobject)?.status === 200));
-  const describe = async (sobject: string) => described.get(sobject)!.body as DescribeResult;
+  const describe = async (sobject: string) => {
+    const body = described.get(sobject)!.body;
+    if (typeof body !== 'object' || body === null) throw new Error(`describe ${sobject} answered something that is not JSON: ${messageOf(body)}`);
+    return body as DescribeResult;
+  };
   let pulled: FieldDefinitionsFile;
   try {
     pulled = await pullSalesforceFields({ ...sf, objects: readable }, describe, { now: new Date(), apiVersion: sf.apiVersion ?? '60.0' });
