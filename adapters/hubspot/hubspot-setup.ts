@@ -199,9 +199,11 @@ function hubspotField(object: string, objectType: string, field: string, p: HubS
 }
 
 /**
- * A `lookupBy` property: HubSpot reads by `idProperty` only on a property with unique values
- * (batch update by a non-unique one answers "Unable to perform update/upsert by non-unique …
- * property"), and `hasUniqueValue` cannot be switched on for an existing property. Contacts'
+ * A `lookupBy` property: HubSpot's batch read takes an `idProperty` of unique values ("Read a
+ * batch of contacts by internal ID, or unique property values", the SDKs' generated docs; a
+ * batch update by a non-unique one answers "Unable to perform update/upsert by non-unique …
+ * property", HubSpot/hubspot-api-nodejs#548), and `hasUniqueValue` cannot be switched on for an
+ * existing property (HubSpot changelog "Unique properties for contacts"). Contacts'
  * `email` is the exception: it lists `hasUniqueValue: false`, yet HubSpot dedupes contacts by it
  * and documents `idProperty: email` as the contacts' alternate id for reads (the contacts API guide
  * "can be used for contacts exclusively with email", quoted in HubSpot/hubspot-api-python#100;
