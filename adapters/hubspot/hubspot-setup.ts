@@ -3,25 +3,32 @@
  * rely on, and create the id / key properties that are missing. HubSpot cannot make an existing
  * property unique: the fix says what to do instead.
  */
+import { driftFailed, driftFindings } from '../kit/setup-drift.js';
 import { messageOf, refuseAuth, setupRequest, type Reply } from '../kit/setup-http.js';
 import type { SetupFinding, SetupReport } from '../kit/vendor-cli.js';
+import type { FieldDefinitionsFile } from '../../schemas/field-definitions.js';
 import { ConfigError } from '../../src/errors.js';
 import { HUBSPOT_TOKEN_ENV, type HubSpotConfig } from './hubspot-config.js';
+import type { HubSpotRawClient } from './hubspot-fields.js';
 
 const SINGULAR: Record<string, string> = { contacts: 'contact', companies: 'company', deals: 'deal', notes: 'note', tasks: 'task', tickets: 'ticket' };
 
 interface HubSpotProperty {
   name: string;
+  type?: string;
   hasUniqueValue?: boolean;
   calculated?: boolean;
+  externalOptions?: boolean;
+  options?: { value: string; hidden?: boolean }[];
   modificationMetadata?: { readOnlyValue?: boolean };
 }
 
 /**
  * GET /crm/v3/properties/{objectType} once per object type: record ids must be unique
- * (`hasUniqueValue`), every id, key and allowlisted property must exist and be writable;
- * `create` POSTs missing id / key properties. Then every configured association type id must be
- * one HubSpot lists for its pair.
+ * (`hasUniqueValue`), every id, key and allowlisted property must exist and be writable, every
+ * `lookupBy` property unique and every `readFields` property present; `create` POSTs missing id /
+ * key properties. Then every configured association type id must be one HubSpot lists for its
+ * pair. `fieldDrift` pulls the definitions from the same property lists.
  */
 export async function checkHubSpotSetup(hs: HubSpotConfig, env: NodeJS.ProcessEnv, create: boolean): Promise<SetupReport> {
   const token = env[HUBSPOT_TOKEN_ENV];
@@ -73,10 +80,56 @@ export async function checkHubSpotSetup(hs: HubSpotConfig, env: NodeJS.ProcessEn
     }
     findings.push(key);
     findings.push(...spec.fields.map((field) => hubspotField(object, spec.objectType, field, byName.get(field))));
+    if (spec.kind === 'record') {
+      findings.push(...(spec.lookupBy ?? []).map((field) => hubspotLookupBy(object, spec.objectType, field, byName.get(field))));
+      findings.push(...(spec.readFields ?? []).map((field) => hubspotReadField(object, spec.objectType, field, byName.get(field))));
+    }
   }
   const associations = await associationFindings(hs, base, token);
   findings.push(...associations.findings);
-  return { findings, ...(associations.verified.length > 0 ? { appendix: `Association types HubSpot lists for their pair (GET /crm/v4/associations/{from}/{to}/labels): ${associations.verified.join(', ')}` } : {}) };
+  return {
+    findings,
+    ...(associations.verified.length > 0 ? { appendix: `Association types HubSpot lists for their pair (GET /crm/v4/associations/{from}/{to}/labels): ${associations.verified.join(', ')}` } : {}),
+    fieldDrift: (file, { fix }) => hubspotDrift(hs, file, fix, listed, (path) => setupRequest(`${base}${path}`, token)),
+  };
+}
+
+/**
+ * `schema pull`'s own translation (pullHubSpotFields) run on the property lists the checks read:
+ * an object type whose list failed is left out (its finding says why), and only the pipelines a
+ * pipeline or stage property needs are read. A hidden option (`hidden: true`, which `schema pull`
+ * leaves out) is reported apart from a removed one, as a warning: HubSpot hides it from its forms,
+ * and neither its properties guide nor the fake refuses its value in a write [I: not seen refused].
+ */
+async function hubspotDrift(hs: HubSpotConfig, file: FieldDefinitionsFile, fix: string, listed: ReadonlyMap<string, Reply>, get: (path: string) => Promise<Reply>): Promise<SetupFinding[]> {
+  const { pullHubSpotFields } = await import('./hubspot-fields.js');
+  const readable = Object.fromEntries(Object.entries(hs.objects).filter(([, spec]) => listed.get(spec.objectType)?.status === 200));
+  const client: HubSpotRawClient = {
+    async apiRequest({ path }) {
+      const properties = /^\/crm\/v3\/properties\/([^/]+)$/.exec(path);
+      const reply = (properties ? listed.get(decodeURIComponent(properties[1]!)) : undefined) ?? (await get(path));
+      refuseAuth(reply, HUBSPOT_TOKEN_ENV, 'the read scope of the object whose pipelines are read (crm.objects.deals.read for deals)');
+      const text = typeof reply.body === 'string' ? reply.body : JSON.stringify(reply.body);
+      return { status: reply.status, headers: { forEach: () => undefined }, text: async () => text };
+    },
+  };
+  let pulled: FieldDefinitionsFile;
+  try {
+    pulled = await pullHubSpotFields({ ...hs, objects: readable }, { client, now: new Date() });
+  } catch (err) {
+    if (err instanceof ConfigError) throw err;
+    return [driftFailed(err)];
+  }
+  const inactive: Record<string, Record<string, { values: string[]; refused: boolean }>> = {};
+  for (const [object, spec] of Object.entries(readable)) {
+    const props = ((listed.get(spec.objectType)!.body as { results?: HubSpotProperty[] }).results ?? []);
+    for (const p of props) {
+      const hidden = spec.fields.includes(p.name) && !p.externalOptions ? (p.options ?? []).filter((o) => o.hidden).map((o) => o.value) : [];
+      if (hidden.length > 0) (inactive[object] ??= {})[p.name] = { values: hidden, refused: false };
+    }
+  }
+  const allowlist = Object.fromEntries(Object.entries(readable).map(([object, spec]) => [object, spec.fields]));
+  return driftFindings(file, pulled, { allowlist, inactive, fix, target: (object, field) => `${hs.objects[object]!.objectType}.${field}` });
 }
 
 interface AssociationLabel { category?: string; typeId?: number; label?: string | null }
@@ -141,6 +194,44 @@ function hubspotField(object: string, objectType: string, field: string, p: HubS
     finding.status = 'problem';
     finding.detail = `${objectType}.${field} is ${p.calculated ? 'calculated' : 'read-only'}: HubSpot refuses writes to it`;
     finding.fix = `remove it from objects.${object}.fields`;
+  }
+  return finding;
+}
+
+/**
+ * A `lookupBy` property: HubSpot's batch read takes an `idProperty` of unique values ("Read a
+ * batch of contacts by internal ID, or unique property values", the SDKs' generated docs; a
+ * batch update by a non-unique one answers "Unable to perform update/upsert by non-unique …
+ * property", HubSpot/hubspot-api-nodejs#548), and `hasUniqueValue` cannot be switched on for an
+ * existing property (HubSpot changelog "Unique properties for contacts"). Contacts'
+ * `email` is the exception: it lists `hasUniqueValue: false`, yet HubSpot dedupes contacts by it
+ * and documents `idProperty: email` as the contacts' alternate id for reads (the contacts API guide
+ * "can be used for contacts exclusively with email", quoted in HubSpot/hubspot-api-python#100;
+ * batch read with `id_property='email'` in HubSpot/hubspot-api-python#50).
+ */
+function hubspotLookupBy(object: string, objectType: string, field: string, p: HubSpotProperty | undefined): SetupFinding {
+  const finding: SetupFinding = { object, target: `${objectType}.${field}`, role: '(lookupBy: unique)', status: 'ok' };
+  if (!p) {
+    finding.status = 'missing';
+    finding.detail = `property ${objectType}.${field} does not exist, so no read can match on it`;
+    finding.fix = `remove it from objects.${object}.lookupBy (or create it in HubSpot with "Require unique values" ticked)`;
+  } else if (objectType === 'contacts' && field === 'email') {
+    finding.detail = 'HubSpot keeps one contact per email address and reads contacts by it (idProperty email), though the property does not list unique values';
+  } else if (p.hasUniqueValue !== true) {
+    finding.status = 'problem';
+    finding.detail = `${objectType}.${field} does not require unique values, so HubSpot refuses to read by it`;
+    finding.fix = `HubSpot cannot make an existing property unique: create a new property with "Require unique values" ticked, copy the values into it and name it in objects.${object}.lookupBy, or remove ${field} from it`;
+  }
+  return finding;
+}
+
+/** A `readFields` property only has to exist: a read answers it, nothing writes it. */
+function hubspotReadField(object: string, objectType: string, field: string, p: HubSpotProperty | undefined): SetupFinding {
+  const finding: SetupFinding = { object, target: `${objectType}.${field}`, role: '(readFields)', status: 'ok' };
+  if (!p) {
+    finding.status = 'missing';
+    finding.detail = `property ${objectType}.${field} does not exist, so a read cannot answer it`;
+    finding.fix = `remove it from objects.${object}.readFields (or create it in HubSpot)`;
   }
   return finding;
 }

@@ -22,7 +22,12 @@ export interface SetupFinding {
   target: string;
   /** What the field must be, shown after the target: `(unique)`, `(allowlisted)`. */
   role: string;
-  status: 'ok' | 'created' | 'missing' | 'problem';
+  /**
+   * `missing` and `problem` fail the check (exit 1); `warning` passes it but says what may go
+   * wrong (a read that may match several records, a definitions file narrower than the CRM);
+   * `info` is not a check (what was not checked, and why).
+   */
+  status: 'ok' | 'created' | 'missing' | 'problem' | 'warning' | 'info';
   detail?: string;
   fix?: string;
 }
@@ -31,6 +36,13 @@ export interface SetupReport {
   findings: SetupFinding[];
   /** Printed after the findings (what to create by hand, for a CRM whose API cannot). */
   appendix?: string;
+  /**
+   * The drift of a field definitions file against the CRM's definitions now, pulled as `schema
+   * pull` pulls them (configured objects, allowlisted fields) from the answers the checks already
+   * read (HubSpot reads the deal pipelines besides, when a pipeline or stage is allowlisted): one
+   * finding per object, field and change, `problem` or `warning`, each fixed by `fix`.
+   */
+  fieldDrift?(file: FieldDefinitionsFile, options: { fix: string }): Promise<SetupFinding[]>;
 }
 
 /** The request `sync --dry-run` prints for an action: what the adapter would send. */

@@ -3,10 +3,13 @@
  * rely on. Salesforce fields cannot be created through these calls: `--create` prints the
  * Metadata API definition of each missing one.
  */
+import { driftFailed, driftFindings } from '../kit/setup-drift.js';
 import { messageOf, refuseAuth, setupRequest, type Reply } from '../kit/setup-http.js';
 import type { SetupFinding, SetupReport } from '../kit/vendor-cli.js';
+import type { FieldDefinitionsFile } from '../../schemas/field-definitions.js';
 import { ConfigError } from '../../src/errors.js';
 import { SALESFORCE_INSTANCE_ENV, SALESFORCE_TOKEN_ENV, type SalesforceConfig } from './salesforce-config.js';
+import type { DescribeResult } from './salesforce-fields.js';
 
 interface SalesforceField {
   name: string;
@@ -17,12 +20,16 @@ interface SalesforceField {
   createable?: boolean;
   updateable?: boolean;
   referenceTo?: string[];
+  picklistValues?: { value: string; active?: boolean }[];
+  restrictedPicklist?: boolean;
 }
 
 /**
  * GET /sobjects/{sObject}/describe once per sObject: every external-id field must be External ID,
- * Unique and case-sensitive, every allowlisted and parent lookup field must exist and be writable.
+ * Unique and case-sensitive, every allowlisted and parent lookup field must exist and be writable,
+ * every `lookupBy` field exist (a warning when it is not Unique) and every `readFields` field exist.
  * Fields are made in Setup or with the Metadata API, so `create` returns their definitions.
+ * `fieldDrift` pulls the definitions from the same describes.
  */
 export async function checkSalesforceSetup(sf: SalesforceConfig, env: NodeJS.ProcessEnv, create: boolean): Promise<SetupReport> {
   const token = env[SALESFORCE_TOKEN_ENV];
@@ -52,13 +59,80 @@ export async function checkSalesforceSetup(sf: SalesforceConfig, env: NodeJS.Pro
     // An activity's parent fields are allowlisted fields that must also be lookups to each parent's sObject.
     const parentsOn = (field: string) => (spec.kind === 'activity' ? lookupUses(sf, object, spec.sobject, spec.parents, 'parents').filter((u) => u.field === field) : []);
     findings.push(...[...new Set(written)].map((field) => salesforceField(object, spec.sobject, field, byName.get(field), parentsOn(field))));
-    if (spec.kind === 'record') findings.push(...lookupUses(sf, object, spec.sobject, spec.links ?? {}, 'links').map((u) => salesforceLookup(u, byName.get(u.field))));
+    if (spec.kind === 'record') {
+      findings.push(...lookupUses(sf, object, spec.sobject, spec.links ?? {}, 'links').map((u) => salesforceLookup(u, byName.get(u.field))));
+      findings.push(...(spec.lookupBy ?? []).map((field) => salesforceLookupBy(object, spec.sobject, field, byName.get(field))));
+      findings.push(...(spec.readFields ?? []).map((field) => salesforceReadField(object, spec.sobject, field, byName.get(field))));
+    }
   }
-  if (definitions.length === 0) return { findings };
+  const fieldDrift = (file: FieldDefinitionsFile, { fix }: { fix: string }) => salesforceDrift(sf, file, fix, described);
+  if (definitions.length === 0) return { findings, fieldDrift };
   return {
     findings,
     appendix: `Salesforce fields are created in Setup (Object Manager > Fields & Relationships) or deployed with the Metadata API; this tool does not create them. Definitions:\n\n${definitions.join('\n\n')}`,
+    fieldDrift,
   };
+}
+
+/**
+ * `schema pull`'s own translation (pullSalesforceFields) run on the describes the checks read, 0
+ * requests more; an sObject whose describe failed is left out (its finding says why). An inactive
+ * picklist value (`active: false`, which `schema pull` leaves out) is reported apart from a
+ * removed one: a restricted picklist refuses it, an unrestricted one stores it.
+ */
+async function salesforceDrift(sf: SalesforceConfig, file: FieldDefinitionsFile, fix: string, described: ReadonlyMap<string, Reply>): Promise<SetupFinding[]> {
+  const { pullSalesforceFields } = await import('./salesforce-fields.js');
+  const readable = Object.fromEntries(Object.entries(sf.objects).filter(([, spec]) => described.get(spec.sobject)?.status === 200));
+  const describe = async (sobject: string) => {
+    const body = described.get(sobject)!.body;
+    if (typeof body !== 'object' || body === null) throw new Error(`describe ${sobject} answered something that is not JSON: ${messageOf(body)}`);
+    return body as DescribeResult;
+  };
+  let pulled: FieldDefinitionsFile;
+  try {
+    pulled = await pullSalesforceFields({ ...sf, objects: readable }, describe, { now: new Date(), apiVersion: sf.apiVersion ?? '60.0' });
+  } catch (err) {
+    return [driftFailed(err)];
+  }
+  const inactive: Record<string, Record<string, { values: string[]; refused: boolean }>> = {};
+  for (const [object, spec] of Object.entries(readable)) {
+    for (const f of ((described.get(spec.sobject)!.body as { fields?: SalesforceField[] }).fields ?? [])) {
+      const off = spec.fields.includes(f.name) ? (f.picklistValues ?? []).filter((p) => p.active === false).map((p) => p.value) : [];
+      if (off.length > 0) (inactive[object] ??= {})[f.name] = { values: off, refused: f.restrictedPicklist === true };
+    }
+  }
+  const allowlist = Object.fromEntries(Object.entries(readable).map(([object, spec]) => [object, spec.fields]));
+  return driftFindings(file, pulled, { allowlist, inactive, fix, target: (object, field) => `${sf.objects[object]!.sobject}.${field}` });
+}
+
+/**
+ * A `lookupBy` field: a read queries it (`WHERE field IN (...)`), so it need not be unique to work,
+ * but only a Unique field names one record per value. Contact Email is not Unique in a standard
+ * org: a value held by several records is answered as not found, with `matches`, so a warning.
+ */
+function salesforceLookupBy(object: string, sobject: string, field: string, f: SalesforceField | undefined): SetupFinding {
+  const finding: SetupFinding = { object, target: `${sobject}.${field}`, role: '(lookupBy: unique)', status: 'ok' };
+  if (!f) {
+    finding.status = 'missing';
+    finding.detail = `field ${sobject}.${field} does not exist (or this user cannot see it), so no read can match on it`;
+    finding.fix = `remove it from objects.${object}.lookupBy, or give the integration user read access to it`;
+  } else if (f.unique !== true) {
+    finding.status = 'warning';
+    finding.detail = `${sobject}.${field} is not Unique: a read by it may match several records, and then answers that value as not found with \`matches\` (how many)`;
+    finding.fix = `read by a Unique field (tick Unique on a custom one in Setup), or expect \`matches\` for shared values`;
+  }
+  return finding;
+}
+
+/** A `readFields` field only has to be visible to the user: a read answers it, nothing writes it. */
+function salesforceReadField(object: string, sobject: string, field: string, f: SalesforceField | undefined): SetupFinding {
+  const finding: SetupFinding = { object, target: `${sobject}.${field}`, role: '(readFields)', status: 'ok' };
+  if (!f) {
+    finding.status = 'missing';
+    finding.detail = `field ${sobject}.${field} does not exist (or this user cannot see it), so a read cannot answer it`;
+    finding.fix = `remove it from objects.${object}.readFields, or give the integration user read access to it (field-level security)`;
+  }
+  return finding;
 }
 
 function salesforceKey(object: string, sobject: string, field: string, f: SalesforceField | undefined, create: boolean): SetupFinding {
