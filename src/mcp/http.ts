@@ -134,6 +134,8 @@ export async function serveMcpHttp(options: McpHttpOptions): Promise<McpHttpServ
       const session = sessions.get(id);
       if (!session) return sendJsonRpcError(res, 404, -32001, 'Session not found: initialize again');
       session.seen = Date.now();
+      // Idle counts from the end of the last request: a long call (a read of many records) is not idleness.
+      res.once('close', () => void (session.seen = Date.now()));
       return session.transport.handleRequest(req, res);
     }
     if (req.method === 'POST') return open(req, res);
