@@ -176,6 +176,7 @@ export function readToolSpecs(objects: Readonly<Record<string, ObjectSpec>>, opt
   }
   for (const t of tools) {
     if (!/^[A-Za-z0-9_-]{1,128}$/.test(t.name)) throw new ConfigError(`object "${t.object}" gives the tool name "${t.name}": MCP tool names use only letters, digits, _ and -`);
+    if (t.name === 'get_outcome') throw new ConfigError(`object "${t.object}" gives the tool name "get_outcome", which looks up earlier calls; give the object another name`);
   }
   return tools;
 }

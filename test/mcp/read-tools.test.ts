@@ -86,6 +86,12 @@ describe('read tools: listing', () => {
     expect(tools.map((t) => t.name)).toContain('describe_contact');
     expect(tools.find((t) => t.name === 'upsert_contact')!.description).not.toContain('get_contact');
   });
+
+  it('refuses a record object whose get_ tool would be get_outcome, and a lookupBy field named like an argument', () => {
+    const record = { kind: 'record' as const, fields: ['name'] };
+    expect(() => createMcpServer({ sync: seeded.sync, objects: { outcome: record } })).toThrow('object "outcome" gives the tool name "get_outcome"');
+    expect(() => createMcpServer({ sync: seeded.sync, objects: { lead: { ...record, lookupBy: ['fields'] } } })).toThrow('object "lead" has the lookupBy field "fields"');
+  });
 });
 
 describe('describe_<object>', () => {
