@@ -9,9 +9,9 @@ import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { CrmAdapter } from '../../src/adapter.js';
 import { createSync, openLedger } from '../../src/index.js';
-import { createMcpServer } from '../../src/mcp/index.js';
+import { createMcpServer, readToolSpecs } from '../../src/mcp/index.js';
 import { call } from './helpers.js';
-import { INDUSTRIES, seededCrm, type Seeded } from './read-fixture.js';
+import { INDUSTRIES, READ_OBJECTS, seededCrm, type Seeded } from './read-fixture.js';
 
 let seeded: Seeded;
 const clients: Client[] = [];
@@ -85,6 +85,11 @@ describe('read tools: listing', () => {
     expect(tools.map((t) => t.name).filter((n) => n.startsWith('get_'))).toEqual(['get_outcome']);
     expect(tools.map((t) => t.name)).toContain('describe_contact');
     expect(tools.find((t) => t.name === 'upsert_contact')!.description).not.toContain('get_contact');
+  });
+
+  it('exports the read tool specs the server registers', () => {
+    expect(readToolSpecs(READ_OBJECTS, { crm: 'hubspot' }).map((t) => t.name)).toEqual(['describe_contact', 'get_contact', 'describe_company', 'get_company', 'describe_deal', 'get_deal', 'describe_note']);
+    expect(readToolSpecs(READ_OBJECTS, { crm: 'hubspot', reads: false }).map((t) => t.name)).toEqual(['describe_contact', 'describe_company', 'describe_deal', 'describe_note']);
   });
 
   it('refuses a record object whose get_ tool would be get_outcome, and a lookupBy field named like an argument', () => {
