@@ -13,7 +13,7 @@ import type { Sync } from '../engine/create-sync.js';
 import { KeyConflictError, serializeError } from '../errors.js';
 import { DEFAULT_BUCKET_MS, periodBucket } from '../key.js';
 import { ledgerClock } from '../ledger/clock.js';
-import { parseArgs, toAction, issuesOf } from './arguments.js';
+import { issuesOf, parseArgs, toAction } from './arguments.js';
 import { bindKey } from './key-binding.js';
 import { lookupOutcome } from './outcome-lookup.js';
 import { describeResult, getResult, readFailed, readRejected } from './read-results.js';
@@ -51,7 +51,7 @@ const INSTRUCTIONS =
   'CRM reads and writes through crm-upsert-sync. Before writing an object, call describe_<object> (its fields and allowed values, no CRM call) ' +
   'and get_<object> (the record as it is now, where offered). Give every write an idempotencyKey you choose once per intended action and reuse it on every retry: ' +
   'a repeated call returns the first result (status "replayed") and writes nothing. On status "in_flight", wait a few seconds and call ' +
-  'get_outcome with the returned key, or retry with the same idempotencyKey. A "rejected" call wrote nothing: fix the argument it names.';
+  'get_outcome with the returned key, or retry with the same idempotencyKey. A "rejected" call wrote nothing: fix each argument its problems name and call again.';
 
 function packageVersion(): string {
   for (const rel of ['../../package.json', '../../../package.json']) {

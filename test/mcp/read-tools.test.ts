@@ -71,7 +71,9 @@ describe('read tools: listing', () => {
   });
 
   it('tells the agent the order: describe, get, then write with an idempotencyKey', async () => {
-    const { tools } = await (await connect()).listTools();
+    const client = await connect();
+    expect(client.getInstructions()).toContain('Before writing an object, call describe_<object> (its fields and allowed values, no CRM call) and get_<object> (the record as it is now, where offered). Give every write an idempotencyKey');
+    const { tools } = await client.listTools();
     const text = (name: string) => tools.find((t) => t.name === name)!.description!;
     expect(text('get_contact')).toContain('Order: describe_contact (fields, allowed values), get_contact, then upsert_contact with an idempotencyKey.');
     expect(text('describe_contact')).toContain('Call it first, then get_contact to see the record, then upsert_contact with an idempotencyKey.');
