@@ -27,14 +27,18 @@ export interface ToolArgs {
   links?: { object: string; externalId: string }[];
 }
 
-function issuesOf(tool: ToolSpec, error: z.ZodError): ValidationIssue[] {
+/** What naming a tool's arguments takes: its name, object, allowlist and strict arguments. */
+export type ArgumentsOf = Pick<ToolSpec, 'name' | 'object' | 'spec' | 'input'>;
+
+/** A tool's zod issues as `{ path, message }`, naming the argument and, for a field off the allowlist, the allowlist. */
+export function issuesOf(tool: ArgumentsOf, error: z.ZodError): ValidationIssue[] {
   return error.issues.flatMap((issue): ValidationIssue[] => {
     const at = issue.path.map(pathSegment).join('.');
     if (issue.code === 'unrecognized_keys') {
       const reason = at === 'fields'
         ? `is not on the allowlist for "${tool.object}" (allowed: ${tool.spec.fields.join(', ')})`
         : at === ''
-          ? `is not an argument of ${tool.name} (arguments: ${Object.keys(tool.input.shape).join(', ')})`
+          ? `is not an argument of ${tool.name} (${Object.keys(tool.input.shape).length > 0 ? `arguments: ${Object.keys(tool.input.shape).join(', ')}` : 'it takes none'})`
           : 'is not a known property';
       return issue.keys.map((k) => ({ path: at ? `${at}.${pathSegment(k)}` : pathSegment(k), message: reason }));
     }

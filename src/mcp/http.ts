@@ -94,12 +94,13 @@ export async function serveMcpHttp(options: McpHttpOptions): Promise<McpHttpServ
   const expected = token === undefined ? undefined : digest(`Bearer ${token}`);
   const idleMs = options.sessionIdleMs ?? 30 * 60_000;
   const maxSessions = options.maxSessions ?? 1_000;
-  const sessions = new Map<string, { server: McpServer; transport: StreamableHTTPServerTransport; seen: number }>();
+  // `calls`: POST requests of the session still being answered; `seen`: when the last one started or ended.
+  const sessions = new Map<string, { server: McpServer; transport: StreamableHTTPServerTransport; seen: number; calls: number }>();
   // A client that never ends its session must not hold a server (and its engine handles) forever.
   const sweeper = setInterval(() => {
     const cutoff = Date.now() - idleMs;
     for (const [id, session] of sessions) {
-      if (session.seen >= cutoff) continue;
+      if (session.seen >= cutoff || session.calls > 0) continue;
       sessions.delete(id);
       void session.server.close().catch(() => undefined);
     }
@@ -114,7 +115,7 @@ export async function serveMcpHttp(options: McpHttpOptions): Promise<McpHttpServ
     const server = options.createServer();
     const transport = new StreamableHTTPServerTransport({
       sessionIdGenerator: () => randomUUID(),
-      onsessioninitialized: (id) => void sessions.set(id, { server, transport, seen: Date.now() }),
+      onsessioninitialized: (id) => void sessions.set(id, { server, transport, seen: Date.now(), calls: 0 }),
       onsessionclosed: (id) => void sessions.delete(id),
     });
     await server.connect(transport);
@@ -134,6 +135,15 @@ export async function serveMcpHttp(options: McpHttpOptions): Promise<McpHttpServ
       const session = sessions.get(id);
       if (!session) return sendJsonRpcError(res, 404, -32001, 'Session not found: initialize again');
       session.seen = Date.now();
+      // A call still being answered (a slow CRM read) is not idleness, and idle time counts from its
+      // end. A GET (the client's standing event stream) does not count: it stays open while idle.
+      if (req.method === 'POST') {
+        session.calls += 1;
+        res.once('close', () => {
+          session.calls -= 1;
+          session.seen = Date.now();
+        });
+      }
       return session.transport.handleRequest(req, res);
     }
     if (req.method === 'POST') return open(req, res);

@@ -24,7 +24,12 @@ export const serveMcpHttp: typeof Api.serveMcpHttp = api.serveMcpHttp;
 export const toolSpecs: typeof Api.toolSpecs = api.toolSpecs;
 export const callResultSchema: typeof Api.callResultSchema = api.callResultSchema;
 export const outcomeReportSchema: typeof Api.outcomeReportSchema = api.outcomeReportSchema;
+export const problemSchema: typeof Api.problemSchema = api.problemSchema;
+export const readToolSpecs: typeof Api.readToolSpecs = api.readToolSpecs;
+export const describeOutput: typeof Api.describeOutput = api.describeOutput;
+export const MAX_READ_IDS: typeof Api.MAX_READ_IDS = api.MAX_READ_IDS;
 export const bindingKey: typeof Api.bindingKey = api.bindingKey;
 export type {
   CreateMcpServerOptions, StdioSession, StdioStreams, McpHttpOptions, McpHttpServer, CallResult, OutcomeReport, ToolSpec, ToolSchemaOptions,
+  Problem, Described, DescribedField, ReadToolSpec, ReadToolOptions,
 } from './api.js';

@@ -13,9 +13,11 @@ import type { Sync } from '../engine/create-sync.js';
 import { KeyConflictError, serializeError } from '../errors.js';
 import { DEFAULT_BUCKET_MS, periodBucket } from '../key.js';
 import { ledgerClock } from '../ledger/clock.js';
-import { parseArgs, toAction } from './arguments.js';
+import { issuesOf, parseArgs, toAction } from './arguments.js';
 import { bindKey } from './key-binding.js';
 import { lookupOutcome } from './outcome-lookup.js';
+import { describeResult, getResult, readFailed, readRejected } from './read-results.js';
+import { describeObject, parseGetArgs, readToolSpecs, type ReadToolSpec } from './read-tools.js';
 import { callResult, outcomeResult, rejectedResult, type CallSubject, type DedupeInfo } from './tool-results.js';
 import { advertisedSchema, callResultSchema, getOutcomeInput, outcomeReportSchema, toolSpecs, type ToolSpec } from './tool-schemas.js';
 
@@ -46,9 +48,10 @@ export interface CreateMcpServerOptions {
 const DEFAULT_WINDOW_MS = 10 * 60_000;
 
 const INSTRUCTIONS =
-  'CRM writes through crm-upsert-sync. Give every write an idempotencyKey you choose once per intended action and reuse it on every retry: ' +
+  'CRM reads and writes through crm-upsert-sync. Before writing an object, call describe_<object> (its fields and allowed values, no CRM call) ' +
+  'and get_<object> (the record as it is now, where offered). Give every write an idempotencyKey you choose once per intended action and reuse it on every retry: ' +
   'a repeated call returns the first result (status "replayed") and writes nothing. On status "in_flight", wait a few seconds and call ' +
-  'get_outcome with the returned key, or retry with the same idempotencyKey. A "rejected" call wrote nothing: fix the argument it names.';
+  'get_outcome with the returned key, or retry with the same idempotencyKey. A "rejected" call wrote nothing: fix each argument its problems name and call again.';
 
 function packageVersion(): string {
   for (const rel of ['../../package.json', '../../../package.json']) {
@@ -86,14 +89,16 @@ export function createMcpServer(options: CreateMcpServerOptions): McpServer {
   };
 
   async function write(tool: ToolSpec, raw: unknown): Promise<CallToolResult> {
+    const { definitions } = tool.spec;
     const parsed = parseArgs(tool, raw);
-    if (!parsed.ok) return rejectedResult(parsed.issues);
+    if (!parsed.ok) return rejectedResult(parsed.issues, '', definitions);
     const { args } = parsed;
     const action = toAction(tool, args, source(), new Date(now()).toISOString());
     const prepared = sync.prepare(action);
-    if (!prepared.ok) return rejectedResult(prepared.error.issues, prepared.key);
+    if (!prepared.ok) return rejectedResult(prepared.error.issues, prepared.key, definitions);
     const subject: CallSubject = {
       tool,
+      ...(definitions ? { definitions } : {}),
       ...(args.externalId !== undefined ? { externalId: args.externalId } : {}),
       ...(args.target ? { target: args.target } : {}),
       ...(args.idempotencyKey !== undefined ? { idempotencyKey: args.idempotencyKey } : { dedupe: dedupeOf(action.occurredAt!, tool.op) }),
@@ -115,7 +120,40 @@ export function createMcpServer(options: CreateMcpServerOptions): McpServer {
     }
   }
 
-  for (const tool of toolSpecs(options.objects ?? sync.adapter.objects, { crm: options.crmName ?? sync.adapter.name, windowMs, bucketMs })) {
+  async function read(tool: ReadToolSpec, raw: unknown): Promise<CallToolResult> {
+    if (tool.kind === 'describe') {
+      const parsed = tool.input.safeParse(raw ?? {});
+      return parsed.success ? describeResult(describeObject(tool, reads)) : readRejected(issuesOf(tool, parsed.error));
+    }
+    const parsed = parseGetArgs(tool, raw);
+    if (!parsed.ok) return readRejected(parsed.issues);
+    try {
+      return getResult(tool.object, await sync.read(tool.object, parsed.request.ids, parsed.request.options));
+    } catch (err) {
+      return readFailed(err);
+    }
+  }
+
+  const objects = options.objects ?? sync.adapter.objects;
+  const crm = options.crmName ?? sync.adapter.name;
+  // Offered only where they can answer: an adapter without planReads/readRecords gets describe_ tools alone.
+  const reads = typeof sync.adapter.readRecords === 'function' && typeof sync.adapter.planReads === 'function';
+  for (const tool of readToolSpecs(objects, { crm, reads })) {
+    server.registerTool(
+      tool.name,
+      {
+        title: tool.title,
+        description: tool.description,
+        inputSchema: advertisedSchema(tool.input),
+        outputSchema: tool.output,
+        // A read changes nothing, so repeating it is harmless; get_ asks the CRM (open world), describe_ only the config.
+        annotations: { title: tool.title, readOnlyHint: true, idempotentHint: true, openWorldHint: tool.kind === 'get' },
+      },
+      (raw) => read(tool, raw),
+    );
+  }
+
+  for (const tool of toolSpecs(objects, { crm, windowMs, bucketMs, reads })) {
     server.registerTool(
       tool.name,
       {

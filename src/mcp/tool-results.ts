@@ -8,10 +8,11 @@
  * when the parent record is what another call is writing, to call again.
  */
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { optionValues, type FieldDefinition } from '../../schemas/field-definitions.js';
 import { PARENT_IN_FLIGHT } from '../engine/parent-held.js';
-import type { SerializedError, ValidationIssue } from '../errors.js';
+import { redact, type SerializedError, type ValidationIssue } from '../errors.js';
 import type { Outcome } from '../outcome.js';
-import { minutes, type CallResult, type OutcomeReport, type ToolSpec } from './tool-schemas.js';
+import { minutes, type CallResult, type OutcomeReport, type Problem, type ToolSpec } from './tool-schemas.js';
 
 /** What protects a call made without an idempotencyKey. */
 export interface DedupeInfo {
@@ -35,6 +36,32 @@ export interface CallSubject {
   idempotencyKey?: string;
   /** Keyless calls: the bucket and window that protect them. */
   dedupe?: DedupeInfo;
+  /** The object's field definitions: a rejected enumeration value's problem lists the allowed values. */
+  definitions?: Readonly<Record<string, FieldDefinition>>;
+}
+
+/** As many allowed values as a rejection message shows (schemas/values.ts). */
+const SHOWN_ALLOWED = 20;
+
+/**
+ * Each issue as a problem an agent can repair: `field` is the CRM field for a `fields.<name>`
+ * path (the argument's path otherwise), and a field with an enumeration definition carries its
+ * allowed values (the first 20; describe_<object> lists them all).
+ */
+export function problemsOf(issues: readonly ValidationIssue[], definitions?: Readonly<Record<string, FieldDefinition>>): Problem[] {
+  return issues.map((issue) => {
+    const field = issue.path.startsWith('fields.') ? issue.path.slice('fields.'.length) : issue.path || '(arguments)';
+    const d = issue.path.startsWith('fields.') && definitions && Object.hasOwn(definitions, field) ? definitions[field] : undefined;
+    const allowed = d?.type === 'enumeration' && !d.readOnly ? optionValues(d).slice(0, SHOWN_ALLOWED) : [];
+    return { path: issue.path, field, reason: redact(issue.message), ...(allowed.length > 0 ? { allowed } : {}) };
+  });
+}
+
+/** The issues behind a rejection that came back as an outcome only: its path and message (one issue). */
+function issuesOfError(error: SerializedError): ValidationIssue[] {
+  const message = clean(error.message);
+  const path = error.path ?? '';
+  return [{ path, message: path && message.startsWith(`${path}: `) && !message.includes('; ') ? message.slice(path.length + 2) : message }];
 }
 
 const clean = (message: string) => message.replace(/^\[crm-upsert\] (\[[^\]]+\] )?/, '');
@@ -105,8 +132,12 @@ function textOf(o: Outcome, s: CallSubject): string {
   }
 }
 
-/** A write tool's result for an engine outcome. */
-export function callResult(o: Outcome, s: CallSubject): CallToolResult {
+/**
+ * A write tool's result for an engine outcome. A `rejected` one carries `problems`: from `issues`
+ * when the caller has them, else from the outcome's error.
+ */
+export function callResult(o: Outcome, s: CallSubject, issues?: readonly ValidationIssue[]): CallToolResult {
+  const problems = o.status === 'rejected' ? problemsOf(issues ?? (o.error ? issuesOfError(o.error) : []), s.definitions) : [];
   const structured: CallResult = {
     status: o.status,
     key: o.key,
@@ -115,6 +146,7 @@ export function callResult(o: Outcome, s: CallSubject): CallToolResult {
     ...(o.error ? { error: errorInfo(o.error) } : {}),
     ...(s.dedupe ? { dedupe: s.dedupe } : {}),
     ...(o.normalized ? { normalized: o.normalized.map((n) => ({ field: n.field, from: n.from, to: n.to })) } : {}),
+    ...(problems.length > 0 ? { problems } : {}),
   };
   const fixed = o.normalized ? ` (values brought to the CRM's form: ${o.normalized.map((n) => `${n.field} ${JSON.stringify(n.from)} -> ${JSON.stringify(n.to)}`).join(', ')})` : '';
   return {
@@ -124,12 +156,13 @@ export function callResult(o: Outcome, s: CallSubject): CallToolResult {
   };
 }
 
-/** Arguments refused before anything was claimed or written. */
-export function rejectedResult(issues: readonly ValidationIssue[], key = ''): CallToolResult {
-  const message = issues.map((i) => `${i.path || '(arguments)'}: ${i.message}`).join('; ');
+/** Arguments refused before anything was claimed or written; `definitions`: the object's, for the allowed values of a field at fault. */
+export function rejectedResult(issues: readonly ValidationIssue[], key = '', definitions?: Readonly<Record<string, FieldDefinition>>): CallToolResult {
+  const message = redact(issues.map((i) => `${i.path || '(arguments)'}: ${i.message}`).join('; '));
   return callResult(
     { key, status: 'rejected', attempts: 0, error: { name: 'ValidationError', code: 'VALIDATION', message, ...(issues[0]?.path ? { path: issues[0].path } : {}) } },
-    { tool: { op: 'create', object: '' } },
+    { tool: { op: 'create', object: '' }, ...(definitions ? { definitions } : {}) },
+    issues,
   );
 }
 

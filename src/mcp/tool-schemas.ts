@@ -37,6 +37,8 @@ export interface ToolSchemaOptions {
   windowMs: number;
   /** The period bucket of keyless creates, ms. Default: the window (or 10 min when it is off), as in the engine. */
   bucketMs?: number;
+  /** get_<object> tools are served beside these (the adapter reads records), so the descriptions point to them. Default false. */
+  reads?: boolean;
 }
 
 const shape = actionSchema.shape;
@@ -83,7 +85,8 @@ function upsertTool(object: string, spec: ObjectSpec, o: ToolSchemaOptions): Too
     description:
       `Create or update a ${o.crm} ${object} by its externalId (an upsert: the same externalId always writes the same record, never a second one). ` +
       `Allowed fields: ${spec.fields.join(', ')}. Pass an idempotencyKey so a retried call is a replay: it returns the first result and writes nothing. ` +
-      'Without a key, a call whose values the record already holds is "unchanged" and sends nothing, and changed values are always written (the latest call wins).',
+      'Without a key, a call whose values the record already holds is "unchanged" and sends nothing, and changed values are always written (the latest call wins). ' +
+      `Before writing: describe_${object} lists its fields and allowed values${o.reads ? `; get_${object} shows what the record holds now` : ''}.`,
     input: z.strictObject({
       externalId: idSchema.describe(`Your id for this ${object}: the value of its external-id field in ${o.crm}.`),
       fields: fieldsSchema(object, spec, o.crm),
@@ -105,7 +108,7 @@ function createTool(object: string, spec: ObjectSpec, parents: [string, ...strin
     description:
       `Create a ${o.crm} ${object} on a ${parents.join(' or ')} record, found by its externalId. ` +
       `A repeated call with the same idempotencyKey returns the first result (status "replayed") and creates nothing, even when the text differs. ` +
-      `Without a key, ${window}. Allowed fields: ${spec.fields.join(', ')}.`,
+      `Without a key, ${window}. Allowed fields: ${spec.fields.join(', ')}. Before writing: describe_${object} lists its fields and allowed values.`,
     input: z.strictObject({
       target: z
         .strictObject({
@@ -206,6 +209,15 @@ const errorSchema = z
   })
   .describe('Why the call was rejected or failed.');
 
+/** One argument at fault in a rejected call, in a form an agent can repair its call from. */
+export const problemSchema = z.object({
+  path: z.string().describe('The argument at fault, e.g. fields.lifecyclestage.'),
+  field: z.string().describe('The CRM field at fault (lifecyclestage for fields.lifecyclestage); the argument\'s path when it is not a field.'),
+  reason: z.string(),
+  allowed: z.array(z.string()).optional().describe('An enumeration field: its allowed values (the first 20; describe_<object> lists them all).'),
+});
+export type Problem = z.infer<typeof problemSchema>;
+
 /** The structured result of every write tool. */
 export const callResultSchema = z.object({
   status: z.enum(statusValues).describe('created | updated | unchanged | replayed | suppressed | in_flight | rejected | failed'),
@@ -226,6 +238,7 @@ export const callResultSchema = z.object({
     .array(z.object({ field: z.string(), from: z.unknown(), to: z.union([z.string(), z.number(), z.boolean(), z.null()]) }))
     .optional()
     .describe('Values of this call brought to the CRM\'s form before the write (what you sent, what was written): send them that way next time.'),
+  problems: z.array(problemSchema).optional().describe('rejected: each argument at fault and why; fix them and call again (nothing was written).'),
 });
 export type CallResult = z.infer<typeof callResultSchema>;
 

@@ -6,7 +6,10 @@
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { expect } from 'vitest';
+import { hubspotAdapter, type HubSpotAdapterOptions } from '../../adapters/hubspot/index.js';
 import type { FakeHubSpot } from '../../adapters/testing/index.js';
+import type { CrmAdapter } from '../../src/adapter.js';
+import { HUBSPOT_OBJECTS } from '../cli/helpers.js';
 
 export interface Called {
   result: CallToolResult;
@@ -25,11 +28,25 @@ export const notesWith = (fake: FakeHubSpot, prefix: string) => fake.records('no
 
 export const TIMESTAMP = '2026-11-30T10:00:00Z';
 
-/** listTools: the generated tools, each with the allowlist as its schema and the hints. */
-export async function expectGeneratedTools(client: Client): Promise<void> {
+/** The adapter reads records: the MCP server then serves get_<object> tools. */
+export const adapterReads = (adapter: CrmAdapter): boolean => typeof adapter.readRecords === 'function' && typeof adapter.planReads === 'function';
+
+/** Whether the HubSpot adapter a spawned `crm-upsert mcp` builds reads records (nothing is sent to build one). */
+export const hubspotReads = (): boolean =>
+  adapterReads(hubspotAdapter({ accessToken: 'pat-na1-mcp-probe-0000', basePath: 'http://127.0.0.1:9', objects: HUBSPOT_OBJECTS as HubSpotAdapterOptions['objects'] }));
+
+/**
+ * listTools: the generated tools, each with the allowlist as its schema and the hints. `reads`:
+ * the adapter behind the server reads records, so get_contact is served too.
+ */
+export async function expectGeneratedTools(client: Client, reads: boolean): Promise<void> {
   const { tools } = await client.listTools();
   const byName = new Map(tools.map((t) => [t.name, t]));
-  expect([...byName.keys()].sort()).toEqual(['create_note', 'get_outcome', 'upsert_contact']);
+  expect([...byName.keys()].sort()).toEqual(['create_note', 'describe_contact', 'describe_note', ...(reads ? ['get_contact'] : []), 'get_outcome', 'upsert_contact']);
+  for (const name of ['describe_contact', 'describe_note', ...(reads ? ['get_contact'] : [])]) {
+    expect(byName.get(name)!.annotations).toMatchObject({ readOnlyHint: true, idempotentHint: true });
+    expect(byName.get(name)!.outputSchema).toBeDefined();
+  }
   const upsert = byName.get('upsert_contact')!;
   const props = upsert.inputSchema.properties as Record<string, { properties?: Record<string, unknown>; additionalProperties?: unknown; description?: string }>;
   expect(Object.keys(props).sort()).toEqual(['externalId', 'fields', 'idempotencyKey', 'occurredAt']);
@@ -139,6 +156,7 @@ export async function badArguments(client: Client, fake: FakeHubSpot, prefix: st
   }
   expect(unknown.structured.error).toMatchObject({ code: 'VALIDATION', path: 'fields.favorite_color' });
   expect(unknown.text).toBe('rejected: fields.favorite_color: is not on the allowlist for "contact" (allowed: email, firstname, lastname, lifecyclestage); nothing was written');
+  expect(unknown.structured.problems).toEqual([{ path: 'fields.favorite_color', field: 'favorite_color', reason: 'is not on the allowlist for "contact" (allowed: email, firstname, lastname, lifecyclestage)' }]);
   expect(wrongType.structured.error).toMatchObject({ path: 'fields.email', message: 'fields.email: must be a string, number, boolean, null or (for a multi-select field) a list of strings' });
   expect(wrongId.structured.error).toMatchObject({ path: 'externalId' });
   expect(noTarget.structured.error).toMatchObject({ path: 'target', message: 'target: is required (object)' });

@@ -24,8 +24,8 @@ describe('serveMcpHttp sessions', () => {
     await sync?.close();
   });
 
-  async function start(options: { sessionIdleMs?: number; maxSessions?: number }): Promise<McpHttpServer> {
-    sync = createSync({ adapter: memoryCrm().adapter, ledger: openLedger('memory:') });
+  async function start(options: { sessionIdleMs?: number; maxSessions?: number }, crm = memoryCrm()): Promise<McpHttpServer> {
+    sync = createSync({ adapter: crm.adapter, ledger: openLedger('memory:') });
     const engine = sync;
     served = await serveMcpHttp({ createServer: () => createMcpServer({ sync: engine }), port: 0, ...options });
     return served;
@@ -39,13 +39,13 @@ describe('serveMcpHttp sessions', () => {
   }
 
   it('closes a session left idle, and its client gets 404 until it initializes again', async () => {
-    const http = await start({ sessionIdleMs: 150 });
+    const http = await start({ sessionIdleMs: 400 });
     const client = await connect(http.url);
-    await client.listTools();
+    await client.ping();
     expect(http.sessions()).toBe(1);
-    await sleep(500);
+    await sleep(1_200);
     expect(http.sessions()).toBe(0);
-    await expect(client.listTools()).rejects.toThrow(/404|Session not found/);
+    await expect(client.ping()).rejects.toThrow(/404|Session not found/);
     const again = await connect(http.url);
     expect((await again.listTools()).tools.length).toBeGreaterThan(0);
     expect(http.sessions()).toBe(1);
@@ -55,9 +55,21 @@ describe('serveMcpHttp sessions', () => {
     const http = await start({ sessionIdleMs: 300 });
     const client = await connect(http.url);
     for (let i = 0; i < 6; i++) {
-      await client.listTools();
+      await client.ping();
       await sleep(100);
     }
+    expect(http.sessions()).toBe(1);
+  });
+
+  it('keeps a session whose call outlasts the idle time, and counts idle time from the call\'s end', async () => {
+    const crm = memoryCrm({ latencyMs: 900 });
+    const http = await start({ sessionIdleMs: 300 }, crm);
+    const client = await connect(http.url);
+    const read = (await client.callTool({ name: 'get_contact', arguments: { externalId: 'c-1' } })) as { isError?: boolean; structuredContent?: unknown };
+    expect(read.isError).toBeUndefined();
+    expect(read.structuredContent).toEqual({ records: [{ id: 'c-1', found: false }] });
+    expect(crm.calls.read).toBe(1);
+    await client.ping();
     expect(http.sessions()).toBe(1);
   });
 

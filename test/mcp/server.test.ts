@@ -11,7 +11,7 @@ import { createSync, openLedger, type Sync } from '../../src/index.js';
 import { createMcpServer, defaultSourceOf } from '../../src/mcp/index.js';
 import { unlimitedRateBudget } from '../../src/rate-budget.js';
 import { HUBSPOT_OBJECTS } from '../cli/helpers.js';
-import { badArguments, call, contactFor, expectGeneratedTools, keylessNoteThrice, keylessUpsertCorrection, notesWith, noteThriceWithOneKey, TIMESTAMP, upsertTwiceWithOneKey } from './helpers.js';
+import { adapterReads, badArguments, call, contactFor, expectGeneratedTools, keylessNoteThrice, keylessUpsertCorrection, notesWith, noteThriceWithOneKey, TIMESTAMP, upsertTwiceWithOneKey } from './helpers.js';
 
 let fake: FakeHubSpot;
 let stopFake: () => Promise<void>;
@@ -45,7 +45,7 @@ afterAll(async () => {
 
 describe('createMcpServer', () => {
   it('lists the tools generated from the configured objects, with their schemas and hints', async () => {
-    await expectGeneratedTools(await connect('lister'));
+    await expectGeneratedTools(await connect('lister'), adapterReads(sync.adapter));
   });
 
   it('replays an upsert repeated with the same key', async () => {

@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { FakeHubSpot } from '../../adapters/testing/index.js';
 import { runCli, startFakeHubSpot, tempDir, waitFor, writeHubSpotConfig } from '../cli/helpers.js';
-import { badArguments, call, contactFor, expectGeneratedTools, keylessNoteThrice, notesWith, noteThriceWithOneKey, TIMESTAMP, upsertTwiceWithOneKey } from './helpers.js';
+import { badArguments, call, contactFor, expectGeneratedTools, hubspotReads, keylessNoteThrice, notesWith, noteThriceWithOneKey, TIMESTAMP, upsertTwiceWithOneKey } from './helpers.js';
 import { CRM_TOKEN, stdioServer, type StdioServer } from './spawn.js';
 
 let fake: FakeHubSpot;
@@ -27,7 +27,7 @@ afterAll(async () => {
 
 describe('crm-upsert mcp over stdio', () => {
   it('serves the generated tools, with diagnostics on stderr only', async () => {
-    await expectGeneratedTools(main.client);
+    await expectGeneratedTools(main.client, hubspotReads());
     expect(main.stderr()).toContain('crm-upsert mcp: serving over stdio (tools upsert_contact, create_note, get_outcome; crm hubspot, ledger sqlite:');
   });
 

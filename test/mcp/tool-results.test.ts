@@ -60,7 +60,30 @@ describe('rejectedResult', () => {
     const r = rejectedResult([{ path: 'fields.x', message: 'is not on the allowlist' }, { path: 'target', message: 'is required (object)' }]);
     expect(r.isError).toBe(true);
     expect(r.content).toEqual([{ type: 'text', text: 'rejected: fields.x: is not on the allowlist; target: is required (object); nothing was written' }]);
-    expect(r.structuredContent).toEqual({ status: 'rejected', key: '', error: { code: 'VALIDATION', message: 'fields.x: is not on the allowlist; target: is required (object)', path: 'fields.x' } });
+    expect(r.structuredContent).toEqual({
+      status: 'rejected', key: '',
+      error: { code: 'VALIDATION', message: 'fields.x: is not on the allowlist; target: is required (object)', path: 'fields.x' },
+      problems: [{ path: 'fields.x', field: 'x', reason: 'is not on the allowlist' }, { path: 'target', field: 'target', reason: 'is required (object)' }],
+    });
+    expect(callResultSchema.parse(r.structuredContent)).toEqual(r.structuredContent);
+  });
+
+  it('gives a field with an enumeration definition its allowed values, the first 20', () => {
+    const options = Array.from({ length: 25 }, (_, i) => ({ value: `v${i}`, label: `Value ${i}` }));
+    const definitions = { stage: { type: 'enumeration' as const, options }, locked: { type: 'enumeration' as const, options: ['a'], readOnly: true }, name: { type: 'string' as const } };
+    const r = rejectedResult([{ path: 'fields.stage', message: 'bad' }, { path: 'fields.locked', message: 'is read-only' }, { path: 'fields.name', message: 'too long' }, { path: '', message: 'empty' }], 'v1:u:k', definitions);
+    expect((r.structuredContent as { problems: unknown[] }).problems).toEqual([
+      { path: 'fields.stage', field: 'stage', reason: 'bad', allowed: options.slice(0, 20).map((o) => o.value) },
+      { path: 'fields.locked', field: 'locked', reason: 'is read-only' },
+      { path: 'fields.name', field: 'name', reason: 'too long' },
+      { path: '', field: '(arguments)', reason: 'empty' },
+    ]);
+  });
+
+  it('turns a rejected outcome without its issues into one problem from the error', () => {
+    const error = { name: 'ValidationError', code: 'VALIDATION' as const, message: '[crm-upsert] fields.stage: "x" is not an allowed value', path: 'fields.stage' };
+    const r = callResult({ key: 'v1:u:k', status: 'rejected', attempts: 0, error }, { ...contact, definitions: { stage: { type: 'enumeration', options: ['a', 'b'] } } });
+    expect((r.structuredContent as { problems: unknown[] }).problems).toEqual([{ path: 'fields.stage', field: 'stage', reason: '"x" is not an allowed value', allowed: ['a', 'b'] }]);
   });
 });
 

@@ -34,7 +34,7 @@ describe('toolSpecs', () => {
 
   it('says what protects a create, by key and by window', () => {
     expect(tool('create_note').description).toBe(
-      'Create a HubSpot note on a contact or company record, found by its externalId. A repeated call with the same idempotencyKey returns the first result (status "replayed") and creates nothing, even when the text differs. Without a key, an identical note on the same record within 10 min is suppressed. Allowed fields: hs_note_body, hs_timestamp.',
+      'Create a HubSpot note on a contact or company record, found by its externalId. A repeated call with the same idempotencyKey returns the first result (status "replayed") and creates nothing, even when the text differs. Without a key, an identical note on the same record within 10 min is suppressed. Allowed fields: hs_note_body, hs_timestamp. Before writing: describe_note lists its fields and allowed values.',
     );
     expect(toolSpecs(objects, { crm: 'HubSpot', windowMs: 0 })[2]!.description).toContain('Without a key, only the same 10 min time bucket protects it.');
     expect(toolSpecs(objects, { crm: 'HubSpot', windowMs: 0, bucketMs: 3_600_000 })[2]!.description).toContain('only the same 60 min time bucket');
