@@ -105,7 +105,11 @@ export async function mcpCommand(flags: McpFlags, env: NodeJS.ProcessEnv = proce
   const { sync, inFlight } = await openEngine(config, flags, env);
   const crmName = vendorOf(config.crm).label;
   const factory = () => mcp.createMcpServer({ sync, dedupeWindowMs: config.dedupeWindowMs, crmName });
-  const tools = mcp.toolSpecs(sync.adapter.objects, { crm: crmName, windowMs: config.dedupeWindowMs }).map((t) => t.name);
+  const reads = typeof sync.adapter.readRecords === 'function' && typeof sync.adapter.planReads === 'function';
+  const tools = [
+    ...mcp.toolSpecs(sync.adapter.objects, { crm: crmName, windowMs: config.dedupeWindowMs }).map((t) => t.name),
+    ...mcp.readToolSpecs(sync.adapter.objects, { crm: crmName, reads }).map((t) => t.name),
+  ];
   const stop = signalled();
   let signal: NodeJS.Signals | undefined;
   try {

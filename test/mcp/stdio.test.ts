@@ -28,7 +28,7 @@ afterAll(async () => {
 describe('crm-upsert mcp over stdio', () => {
   it('serves the generated tools, with diagnostics on stderr only', async () => {
     await expectGeneratedTools(main.client, hubspotReads());
-    expect(main.stderr()).toContain('crm-upsert mcp: serving over stdio (tools upsert_contact, create_note, get_outcome; crm hubspot, ledger sqlite:');
+    expect(main.stderr()).toContain('crm-upsert mcp: serving over stdio (tools upsert_contact, create_note, describe_contact, get_contact, describe_note, get_outcome; crm hubspot, ledger sqlite:');
   });
 
   it('replays an upsert repeated with the same key', async () => {
