@@ -31,5 +31,5 @@ export { localRateBudget, unlimitedRateBudget, type RateBudget, type LocalRateBu
 export { DEFAULT_RETRY, type RetryOptions } from './retry.js';
 export { windowId } from './dedupe-window.js';
 export { actionSchema, actionJsonSchema, type Action } from '../schemas/action.js';
-export { toolSchema, SCHEMA_DIALECTS, type SchemaDialect, type ToolSchemaOptions } from './tool-schema.js';
+export { toolSchema, optionalParameters, SCHEMA_DIALECTS, ANTHROPIC_MAX_OPTIONAL_PARAMETERS, type SchemaDialect, type ToolSchemaOptions } from './tool-schema.js';
 export type { FieldDefinition, FieldDefinitionsFile, FieldType } from '../schemas/field-definitions.js';

@@ -33,6 +33,13 @@ export interface ToolSchemaOptions {
 /** The provider limits the dialects keep to. */
 export const OPENAI_MAX_ENUM_VALUES = 1_000;
 export const ANTHROPIC_MAX_UNION_PROPERTIES = 16;
+/**
+ * Anthropic refuses a request whose strict tools hold more optional parameters than this in all
+ * ("Schemas contains too many optional parameters (87) ... (limit: 24)"): a budget shared by every
+ * strict tool of the request, so one schema cannot keep to it alone. `optionalParameters` counts a
+ * schema's share.
+ */
+export const ANTHROPIC_MAX_OPTIONAL_PARAMETERS = 24;
 const BOUNDS = ['minLength', 'maxLength', 'minimum', 'maximum', 'exclusiveMinimum', 'exclusiveMaximum', 'minItems', 'maxItems'] as const;
 
 type Json = Record<string, unknown>;
@@ -123,6 +130,17 @@ function forAnthropic(json: Json): Json {
     unions -= 1;
   }
   return json;
+}
+
+/** The properties of `schema`, at every level, that are not in their object's `required`: its share of Anthropic's optional-parameter budget. */
+export function optionalParameters(schema: Record<string, unknown>): number {
+  let n = 0;
+  for (const node of walk(schema)) {
+    if (!isObject(node.properties)) continue;
+    const required = new Set((node.required as string[] | undefined) ?? []);
+    n += Object.keys(node.properties).filter((name) => !required.has(name)).length;
+  }
+  return n;
 }
 
 /** The strict schema of a write to `object` for `options.for`. */

@@ -8,7 +8,7 @@ import { writeFile } from 'node:fs/promises';
 import { actionJsonSchema } from '../../schemas/action.js';
 import { formatFieldDefinitions } from '../../schemas/field-definitions.js';
 import { ConfigError } from '../errors.js';
-import { toolSchema, type SchemaDialect } from '../tool-schema.js';
+import { ANTHROPIC_MAX_OPTIONAL_PARAMETERS, optionalParameters, toolSchema, type SchemaDialect } from '../tool-schema.js';
 import { buildAdapter, loadConfig, sectionOf } from './config.js';
 import { ExitCode, plainMessage, UsageError } from './exit.js';
 import { vendorOf } from './vendors.js';
@@ -39,6 +39,13 @@ export async function schemaCommand(flags: SchemaFlags = { config: '' }): Promis
   try {
     const schema = toolSchema(adapter, flags.object, { for: flags.for ?? 'json-schema' });
     process.stdout.write(`${JSON.stringify(schema, null, 2)}\n`);
+    const optional = optionalParameters(schema);
+    if (flags.for === 'anthropic' && optional > ANTHROPIC_MAX_OPTIONAL_PARAMETERS) {
+      process.stderr.write(
+        `crm-upsert: this schema has ${optional} optional parameters; Anthropic refuses a request whose strict tools hold more than ${ANTHROPIC_MAX_OPTIONAL_PARAMETERS} in all. ` +
+          `Send it with "strict": false (every value is still checked before anything is written), or narrow objects.${flags.object}.fields\n`,
+      );
+    }
   } catch (err) {
     if (err instanceof ConfigError) throw new UsageError(`--object: ${plainMessage(err)}`);
     throw err;

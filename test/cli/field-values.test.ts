@@ -79,6 +79,14 @@ describe('crm-upsert sync with field definitions', () => {
     expect(schema.properties.fields.properties.lifecyclestage!.enum).toEqual(['lead', 'customer', null]);
     expect(schema.required).toContain('idempotencyKey');
     expect(fake.count()).toBe(before);
+    expect(openai.stderr).toBe('');
+    const anthropic = await runCli(['schema', '--object', 'contact', '--for', 'anthropic', '--config', config], { env: {} });
+    expect(anthropic.code).toBe(0);
+    expect(anthropic.stderr).toBe('');
+    const wide = writeHubSpotConfig(dir, server.basePath, {}, { objects: { contact: { kind: 'record', objectType: 'contacts', idProperty: 'ai_external_id', fields: Array.from({ length: 30 }, (_, i) => `p${i}`) } } });
+    const crowded = await runCli(['schema', '--object', 'contact', '--for', 'anthropic', '--config', wide], { env: {} });
+    expect(crowded.code).toBe(0);
+    expect(crowded.stderr).toMatch(/^crm-upsert: this schema has 3\d optional parameters; Anthropic refuses a request whose strict tools hold more than 24 in all/);
     const refused = await runCli(['schema', '--for', 'openai'], { env: {} });
     expect(refused.code).toBe(2);
     expect(refused.stderr).toContain('--for needs --object');

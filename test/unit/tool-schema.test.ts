@@ -8,7 +8,7 @@ import addFormats from 'ajv-formats';
 import { describe, expect, it } from 'vitest';
 import type { ObjectSpec } from '../../src/adapter.js';
 import { ConfigError, toolSchema } from '../../src/index.js';
-import { ANTHROPIC_MAX_UNION_PROPERTIES, OPENAI_MAX_ENUM_VALUES } from '../../src/tool-schema.js';
+import { ANTHROPIC_MAX_OPTIONAL_PARAMETERS, ANTHROPIC_MAX_UNION_PROPERTIES, OPENAI_MAX_ENUM_VALUES, optionalParameters } from '../../src/tool-schema.js';
 import { memoryCrm } from '../helpers/memory-crm.js';
 
 type Json = Record<string, unknown>;
@@ -109,6 +109,20 @@ describe('toolSchema', () => {
     expect(fieldsOf(anthropic).f0!.description).toContain('send a number or true/false as text');
     // The JSON Schema dialect keeps them all as the engine takes them.
     expect(fieldsOf(toolSchema(wide, 'contact')).f0!.anyOf).toBeDefined();
+  });
+
+  it('counts a schema\'s optional parameters, its share of Anthropic\'s budget of 24 per request', () => {
+    const three = memoryCrm({ objects: { contact: { kind: 'record', fields: ['a', 'b', 'c'] } } }).adapter;
+    const schema = toolSchema(three, 'contact', { for: 'anthropic' });
+    const top = schema.properties as Json;
+    const topOptional = Object.keys(top).filter((k) => !((schema.required as string[]) ?? []).includes(k)).length;
+    // Every field is optional, and so is each top-level argument besides the external id and the fields.
+    expect(optionalParameters(schema)).toBe(3 + topOptional);
+    expect(topOptional).toBeGreaterThan(0);
+    const wide = memoryCrm({ objects: { contact: { kind: 'record', fields: Array.from({ length: 30 }, (_, i) => `f${i}`) } } }).adapter;
+    expect(optionalParameters(toolSchema(wide, 'contact', { for: 'anthropic' }))).toBeGreaterThan(ANTHROPIC_MAX_OPTIONAL_PARAMETERS);
+    // OpenAI's dialect requires every property: nothing optional is left.
+    expect(optionalParameters(toolSchema(wide, 'contact', { for: 'openai' }))).toBe(0);
   });
 
   it('makes a create tool\'s schema too, and refuses an object that cannot be written', () => {
