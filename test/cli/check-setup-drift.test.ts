@@ -1,9 +1,8 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { fakeHubSpot, fakeSalesforce } from '../../adapters/testing/index.js';
 import type { FieldDefinitionsFile } from '../../schemas/field-definitions.js';
-import { ensureBuilt, runCli, tempDir, writeHubSpotConfig } from './helpers.js';
+import { ensureBuilt, runCli, setupFakes, tempDir, writeHubSpotConfig } from './helpers.js';
 
 const HS_TOKEN = 'pat-na1-drift-token';
 const SF_TOKEN = '00Ddrift!setup.token';
@@ -15,27 +14,9 @@ const opts = (...values: string[]) => values.map((value) => ({ value, label: val
 const line = (mark: string, target: string, detail: string) => new RegExp(`${mark}\\s+\\S+ -> ${target.replace(/\./g, '\\.')} \\(field definitions\\): [^\\n]*${detail}`);
 
 describe('crm-upsert check-setup: field definitions drift, lookupBy and readFields', () => {
-  const stops: Array<() => Promise<void>> = [];
+  const { hubspot, salesforce, stopAll } = setupFakes({ hubspot: HS_TOKEN, salesforce: SF_TOKEN });
   beforeAll(() => ensureBuilt());
-  afterEach(async () => {
-    while (stops.length > 0) await stops.pop()!();
-  });
-
-  async function hubspot() {
-    const fake = fakeHubSpot({ token: HS_TOKEN });
-    const server = await fake.listen();
-    stops.push(server.close);
-    return { fake, basePath: server.basePath };
-  }
-
-  async function salesforce(objects: Record<string, unknown>, extra: Record<string, unknown> = {}, dir = tempDir()) {
-    const fake = fakeSalesforce({ accessToken: SF_TOKEN });
-    const server = await fake.listen();
-    stops.push(server.close);
-    const path = join(dir, 'sf.config.json');
-    writeFileSync(path, JSON.stringify({ crm: 'salesforce', ledger: `sqlite:${join(dir, 'ledger.db')}`, salesforce: { instanceUrl: server.instanceUrl, objects }, ...extra }));
-    return { fake, path, dir };
-  }
+  afterEach(() => stopAll());
 
   function writeFields(dir: string, file: Omit<FieldDefinitionsFile, 'pulledAt'>): string {
     const path = join(dir, 'fields.json');

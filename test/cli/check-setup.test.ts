@@ -1,35 +1,13 @@
-import { writeFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { fakeHubSpot, fakeSalesforce } from '../../adapters/testing/index.js';
-import { ensureBuilt, runCli, tempDir, writeHubSpotConfig } from './helpers.js';
+import { ensureBuilt, runCli, setupFakes, tempDir, writeHubSpotConfig } from './helpers.js';
 
 const HS_TOKEN = 'pat-na1-check-setup-token';
 const SF_TOKEN = '00Dcheck!setup.token';
 
 describe('crm-upsert check-setup', () => {
-  const stops: Array<() => Promise<void>> = [];
+  const { hubspot, salesforce, stopAll } = setupFakes({ hubspot: HS_TOKEN, salesforce: SF_TOKEN });
   beforeAll(() => ensureBuilt());
-  afterEach(async () => {
-    while (stops.length > 0) await stops.pop()!();
-  });
-
-  async function hubspot() {
-    const fake = fakeHubSpot({ token: HS_TOKEN });
-    const server = await fake.listen();
-    stops.push(server.close);
-    return { fake, basePath: server.basePath };
-  }
-
-  async function salesforce(objects: Record<string, unknown>) {
-    const fake = fakeSalesforce({ accessToken: SF_TOKEN });
-    const server = await fake.listen();
-    stops.push(server.close);
-    const dir = tempDir();
-    const path = join(dir, 'sf.config.json');
-    writeFileSync(path, JSON.stringify({ crm: 'salesforce', ledger: `sqlite:${join(dir, 'ledger.db')}`, salesforce: { instanceUrl: server.instanceUrl, objects } }));
-    return { fake, path };
-  }
+  afterEach(() => stopAll());
 
   it('names a HubSpot allowlisted property that does not exist, a read-only one and a non-unique id property, each with its fix', async () => {
     const { fake, basePath } = await hubspot();

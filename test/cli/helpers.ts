@@ -2,7 +2,7 @@
  * Helpers for the CLI tests: build dist once when it is stale, spawn the real bin, write
  * temp configs pointing at a fake on loopback.
  */
-import { fakeHubSpot, type FakeHubSpot } from '../../adapters/testing/index.js';
+import { fakeHubSpot, fakeSalesforce, type FakeHubSpot } from '../../adapters/testing/index.js';
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -148,4 +148,32 @@ export async function startFakeHubSpot(): Promise<{ fake: FakeHubSpot; server: {
   ensureBuilt();
   const fake = fakeHubSpot();
   return { fake, server: await fake.listen() };
+}
+
+/**
+ * Fakes on loopback for the check-setup tests, each closed by `stopAll` (call it after each test):
+ * `hubspot()` a fake HubSpot taking `tokens.hubspot`, `salesforce(objects)` a fake Salesforce
+ * taking `tokens.salesforce` and a config file pointing at it (`extra` merged into the config).
+ */
+export function setupFakes(tokens: { hubspot: string; salesforce: string }) {
+  const stops: Array<() => Promise<void>> = [];
+  return {
+    async hubspot() {
+      const fake = fakeHubSpot({ token: tokens.hubspot });
+      const server = await fake.listen();
+      stops.push(server.close);
+      return { fake, basePath: server.basePath };
+    },
+    async salesforce(objects: Record<string, unknown>, extra: Record<string, unknown> = {}, dir = tempDir()) {
+      const fake = fakeSalesforce({ accessToken: tokens.salesforce });
+      const server = await fake.listen();
+      stops.push(server.close);
+      const path = join(dir, 'sf.config.json');
+      writeFileSync(path, JSON.stringify({ crm: 'salesforce', ledger: `sqlite:${join(dir, 'ledger.db')}`, salesforce: { instanceUrl: server.instanceUrl, objects }, ...extra }));
+      return { fake, path, dir };
+    },
+    async stopAll() {
+      while (stops.length > 0) await stops.pop()!();
+    },
+  };
 }
