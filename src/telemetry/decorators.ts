@@ -4,18 +4,19 @@
  * are Proxies, so every member passes through as it is, including ones added to the contracts
  * later; when no instruments are active a call goes straight through.
  */
-import type { CrmAdapter, WriteResult } from '../adapter.js';
+import type { CrmAdapter, ReadResult, WriteResult } from '../adapter.js';
 import type { LedgerBackend } from '../ledger/types.js';
 import { Attr, countsBy, errorType, RESULT_PREFIX, SpanKind, SpanName, SpanStatus, type Instruments } from './instruments.js';
 import type { SpanScope } from './scope.js';
 
-const BATCH_OPS: Readonly<Record<string, string>> = { upsertRecords: 'upsert', createActivities: 'create', findActivities: 'find' };
+const BATCH_OPS: Readonly<Record<string, string>> = { upsertRecords: 'upsert', createActivities: 'create', findActivities: 'find', readRecords: 'read' };
 
 type Current = () => Instruments | null;
 type AnyFn = (...args: unknown[]) => unknown;
 
 function resultAttributes(op: string, result: unknown): Record<string, number> {
   if (op === 'find') return { [`${RESULT_PREFIX}found`]: (result as Map<string, string>).size };
+  if (op === 'read') return countsBy(RESULT_PREFIX, (result as ReadResult[]).map((r) => (r.found ? 'found' : 'not_found')));
   const results = result as WriteResult[];
   return countsBy(RESULT_PREFIX, results.map((r) => (!r.ok ? 'failed' : r.created ? 'created' : 'updated')));
 }

@@ -121,6 +121,26 @@ describe('telemetry', () => {
     await sync.close();
   });
 
+  it('gives each read request a batch span (op read, found and not found counted) and counts its calls, with no ledger round trip', async () => {
+    const o = otel();
+    const adapter = hubspotAdapter({ accessToken: TOKEN, basePath, objects });
+    const sync = createSync({ adapter, ledger: memoryLedger(), telemetry: { tracerProvider: o.tracerProvider, meterProvider: o.meterProvider } });
+    await sync.applyMany([contact(1), contact(2)]);
+    o.exporter.reset();
+    const roundTrips = sumBy(await points(o.reader, MetricName.ledgerRoundTrips), 'crm_upsert.ledger.method');
+    const calls = (await points(o.reader, MetricName.apiCalls)).reduce((n, p) => n + (p.value as number), 0);
+    const answers = await sync.read('contact', ['ext-7f3a-1', 'ext-7f3a-2', 'ext-7f3a-404']);
+    expect(answers.map((a) => a.found)).toEqual([true, true, false]);
+    const spans = o.exporter.getFinishedSpans().filter((s) => s.name === SpanName.batch);
+    expect(spans.map((s) => s.attributes)).toEqual([expect.objectContaining({
+      'crm_upsert.op': 'read', 'crm_upsert.object': 'contact', 'crm_upsert.batch.size': 3, 'crm_upsert.result.found': 2, 'crm_upsert.result.not_found': 1,
+    })]);
+    expect(JSON.stringify(spans.map((s) => s.attributes))).not.toContain('ext-7f3a');
+    expect((await points(o.reader, MetricName.apiCalls)).reduce((n, p) => n + (p.value as number), 0)).toBe(calls + 1);
+    expect(sumBy(await points(o.reader, MetricName.ledgerRoundTrips), 'crm_upsert.ledger.method')).toEqual(roundTrips);
+    await sync.close();
+  });
+
   it('emits spans for applyMany, handle and each batch, and counts outcomes, calls, round trips and waits', async () => {
     const o = otel();
     const adapter = hubspotAdapter({ accessToken: TOKEN, basePath, objects, rateBudget: virtualBudget() });
