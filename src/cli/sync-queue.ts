@@ -4,8 +4,11 @@
  * record and activity chunks and added as one flow (src/queue/chunks.ts); `crm-upsert worker`s
  * run them. With --wait it waits for the workers and prints the usual summary and report, each
  * line under its own number. Adding the same file again adds nothing: its jobs have the same ids.
- * A signal stops the wait only: one last poll (at most `queue.drainSeconds`, also when the queue's
- * Redis is gone), then the summary and exit 143 / 130; the chunks stay on the queue.
+ * A signal while the file is read stops reading: nothing is added. While the chunks are added, the
+ * add gets at most `queue.drainSeconds` to finish (a file added in part is completed by adding it
+ * again: its jobs have the same ids). While waiting: one last poll (at most `queue.drainSeconds`,
+ * also when the queue's Redis is gone). Each time the summary follows, with exit 143 / 130; a
+ * second signal exits at once.
  */
 import { createHash } from 'node:crypto';
 import { redact } from '../errors.js';
@@ -34,10 +37,11 @@ interface ReadFile {
 }
 
 /** Parse every line (rejections go to the report, as in a local run) and hash what was read. */
-async function readAll(file: string, flags: SyncQueueFlags, report: ReportBuilder): Promise<ReadFile> {
+async function readAll(file: string, flags: SyncQueueFlags, report: ReportBuilder, stopped: () => boolean): Promise<ReadFile> {
   const hash = createHash('sha256');
   const lines: ChunkLine[] = [];
   for await (const raw of readLines(await openInput(file), { maxLineBytes: flags.maxLineBytes ?? DEFAULT_MAX_LINE_BYTES })) {
+    if (stopped()) break;
     if ('tooLong' in raw) {
       hash.update(`${raw.line}\u0000long\u0000${raw.bytes}\n`);
       report.reject(raw.line, `line is ${raw.bytes} bytes, over the limit of ${raw.limit} bytes (--max-line-bytes); not parsed`);
@@ -93,19 +97,64 @@ function collect(report: ReportBuilder, stop: StopState, planned: PlannedChunks,
   return apiCalls;
 }
 
-function stopWaiting(stop: StopState, drainSeconds: number): { stopped: Promise<void>; dispose(): void } {
+/** What a stop signal interrupts: reading the file, adding its chunks, or waiting for the workers. */
+type Phase = 'read' | 'add' | 'wait';
+
+/**
+ * The first SIGINT / SIGTERM records the stop (and says what happens next, which depends on the
+ * phase it interrupts); a second one exits at once.
+ */
+function onStopSignal(stop: StopState, drainSeconds: number, phase: () => Phase): { stopped: Promise<void>; dispose(): void } {
   let resolveStop!: () => void;
   const stopped = new Promise<void>((r) => (resolveStop = r));
+  const next: Record<Phase, string> = {
+    read: 'stopping before anything is added',
+    add: `letting the add finish (at most ${drainSeconds} s), then stopping`,
+    wait: `one last look at the queue (at most ${drainSeconds} s), then stopping`,
+  };
   const handler = (signal: NodeJS.Signals) => {
     if (stop.reason) process.exit(signal === 'SIGINT' ? ExitCode.sigint : ExitCode.sigterm);
     stop.reason = signal as StopState['reason'];
-    stop.message = 'stopped waiting; the chunks stay on the queue and the workers finish them';
-    process.stderr.write(`crm-upsert: ${signal}: one last look at the queue (at most ${drainSeconds} s), then stopping (send again to exit now)\n`);
+    process.stderr.write(`crm-upsert: ${signal}: ${next[phase()]} (send again to exit now)\n`);
     resolveStop();
   };
   process.on('SIGINT', handler);
   process.on('SIGTERM', handler);
   return { stopped, dispose: () => (process.off('SIGINT', handler), process.off('SIGTERM', handler)) };
+}
+
+/** The add, or `undefined` when a stop came and the add did not finish within `graceMs` of it. */
+async function addWithin(add: Promise<EnqueuedFile>, stopped: Promise<void>, graceMs: number): Promise<EnqueuedFile | undefined> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = stopped.then(() => new Promise<undefined>((resolve) => (timer = setTimeout(() => resolve(undefined), graceMs))));
+  try {
+    return await Promise.race([add, late]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/**
+ * The summary of a run that does not wait for the workers: the file added, or a stop before or
+ * during the add (the message says whether part of it may be on the queue, and what to do).
+ */
+async function stoppedOrAdded(file: string, flags: SyncQueueFlags, target: QueueTarget, report: ReportBuilder, stop: StopState, read: ReadFile, enqueued: EnqueuedFile | undefined, phase: Phase, started: number): Promise<number> {
+  if (stop.reason) {
+    stop.message = enqueued
+      ? 'stopped after the file was added: the workers run its chunks'
+      : phase === 'read'
+        ? 'stopped while reading the file: nothing was added; sync it again'
+        : 'stopped while the file was being added (the queue did not answer in time): part of it may be on the queue; sync it again: its chunks have the same ids, so a part already there is not added twice';
+    process.stderr.write(`crm-upsert: stopped: ${stop.message}\n`);
+    if (flags.report) await writeReport(flags.report, report.toJSON(0, stopInfo(stop)));
+  }
+  const code = exitCodeOf(stop, report);
+  const chunks = enqueued ? { chunks: { records: enqueued.records.length, activities: enqueued.activities.length } } : {};
+  process.stdout.write(`${JSON.stringify({
+    command: 'sync', input: file, queue: target.name, ...chunks, lines: read.lines.length, added: enqueued?.added ?? false,
+    rejected: report.counts.rejected ?? 0, ...(stop.reason ? { stopped: stop.reason } : {}), durationMs: Date.now() - started, exitCode: code,
+  })}\n`);
+  return code;
 }
 
 export async function syncQueueCommand(file: string, flags: SyncQueueFlags): Promise<number> {
@@ -116,24 +165,32 @@ export async function syncQueueCommand(file: string, flags: SyncQueueFlags): Pro
   if (flags.report) checkReportPath(flags.report);
   const started = Date.now();
   const report = new ReportBuilder();
-  const read = await readAll(file, flags, report);
-  const size = flags.batchSize ?? DEFAULT_BATCH_SIZE;
-  const planned = planChunks(read.lines, size);
-  const enqueued = await enqueueChunks({ queue: target, file: `${read.hash}-${size}`, chunks: planned, jobOptions: queueJobOptions(settings) });
-  const chunks = { records: enqueued.records.length, activities: enqueued.activities.length };
-  if (!flags.wait) {
-    const code = report.exitCode();
-    process.stdout.write(`${JSON.stringify({ command: 'sync', input: file, queue: target.name, chunks, lines: read.lines.length, added: enqueued.added, rejected: report.counts.rejected ?? 0, durationMs: Date.now() - started, exitCode: code })}\n`);
-    return code;
-  }
   const stop: StopState = {};
-  const signals = stopWaiting(stop, settings.drainSeconds);
+  let phase: Phase = 'read';
+  const signals = onStopSignal(stop, settings.drainSeconds, () => phase);
   let states: ChunkStates;
+  let planned: PlannedChunks;
+  let enqueued: EnqueuedFile | undefined;
+  let read: ReadFile;
   try {
-    states = await waitForChunks({ queue: target, enqueued, stop: signals.stopped, stopGraceMs: settings.drainSeconds * 1_000 });
+    read = await readAll(file, flags, report, () => stop.reason !== undefined);
+    const size = flags.batchSize ?? DEFAULT_BATCH_SIZE;
+    planned = planChunks(read.lines, size);
+    if (!stop.reason) {
+      phase = 'add';
+      const adding = enqueueChunks({ queue: target, file: `${read.hash}-${size}`, chunks: planned, jobOptions: queueJobOptions(settings) });
+      enqueued = await addWithin(adding, signals.stopped, settings.drainSeconds * 1_000);
+      if (!enqueued) adding.catch(() => undefined);
+    }
+    if (stop.reason || !flags.wait) return await stoppedOrAdded(file, flags, target, report, stop, read, enqueued, phase, started);
+    phase = 'wait';
+    states = await waitForChunks({ queue: target, enqueued: enqueued!, stop: signals.stopped, stopGraceMs: settings.drainSeconds * 1_000 });
+    if (stop.reason) stop.message = 'stopped waiting; the chunks stay on the queue and the workers finish them';
   } finally {
     signals.dispose();
   }
+  enqueued = enqueued!;
+  const chunks = { records: enqueued.records.length, activities: enqueued.activities.length };
   const apiCalls = collect(report, stop, planned, enqueued, states);
   const stopped = stopInfo(stop);
   if (flags.report) await writeReport(flags.report, report.toJSON(apiCalls, stopped));

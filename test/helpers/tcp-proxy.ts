@@ -27,6 +27,8 @@ export interface TcpProxy {
   restore(): Promise<void>;
   /** Every connection accepted so far, oldest first. */
   connections(): readonly ProxiedConnection[];
+  /** Connections accepted while cut with `blackhole` (held, never answered). */
+  blackholed(): number;
   close(): Promise<void>;
 }
 
@@ -35,6 +37,7 @@ export async function tcpProxy(target: { host?: string; port: number }): Promise
   const open = new Set<net.Socket>();
   const accepted: { acceptedAt: number; answers: number; closedAt?: number }[] = [];
   let state: 'pass' | CutMode = 'pass';
+  let held = 0;
   const track = (s: net.Socket) => {
     open.add(s);
     s.on('close', () => open.delete(s));
@@ -44,6 +47,7 @@ export async function tcpProxy(target: { host?: string; port: number }): Promise
     track(client);
     if (state !== 'pass') {
       // Blackhole: read and drop whatever the client sends, answer nothing.
+      held += 1;
       client.resume();
       return;
     }
@@ -95,6 +99,7 @@ export async function tcpProxy(target: { host?: string; port: number }): Promise
       if (was === 'refuse') await listen(port);
     },
     connections: () => accepted.map((c) => ({ ...c })),
+    blackholed: () => held,
     async close() {
       state = 'refuse';
       const closed = server.listening ? stopListening() : Promise.resolve();

@@ -6,12 +6,12 @@
  * restored, finishes them and the CRM holds each record and note once. A second signal exits at
  * once.
  */
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { FakeHubSpot } from '../../adapters/testing/index.js';
 import { queueConfigSchema } from '../../schemas/queue.js';
-import { duplicates, ensureBuilt, pairsFile, runCli, spawnCli, startFakeHubSpot, tempDir, waitFor, writeHubSpotConfig, type SpawnedCli } from '../cli/helpers.js';
+import { contactLine, duplicates, ensureBuilt, noteLine, pairsFile, runCli, spawnCli, startFakeHubSpot, tempDir, waitFor, writeHubSpotConfig, type SpawnedCli } from '../cli/helpers.js';
 import { redisUrl } from '../helpers/services.js';
 import { tcpProxy, type CutMode, type TcpProxy } from '../helpers/tcp-proxy.js';
 import { addEvents, drained, modelCalls, queueConfigExtra, spawnWorker, testQueue, ticketEvent, type TestQueue, type WorkerProcess } from './helpers.js';
@@ -191,6 +191,39 @@ describe.skipIf(redis === undefined)('a stop signal while the queue\'s Redis is 
     expect(await tq.queue.getJobCounts('completed', 'failed')).toEqual({ completed: 3, failed: 0 });
     expect(written()).toEqual({ contacts: PAIRS, notes: PAIRS, duplicates: 0, inputs: { contacts: PAIRS, notes: PAIRS } });
     console.log(`[measured] sync --queue --wait, Redis cut: SIGTERM to exit ${ms} ms (drainSeconds ${DRAIN_SECONDS})`);
+  }, 60_000);
+
+  it('crm-upsert sync --queue stopped while adding its file to a Redis that is gone: exit 143 with its summary, and adding it again later adds it once', async () => {
+    const { tq, proxy, dir, config, worker, written } = await setup();
+    const PAIRS = 4;
+    const file = join(dir, 'actions.jsonl');
+    // Records of its own: one another test wrote would be updated, not added.
+    writeFileSync(file, `${Array.from({ length: PAIRS }, (_, k) => [contactLine(900 + k), noteLine(900 + k)].join('\n')).join('\n')}\n`);
+    await proxy.cut('blackhole');
+    const run: SpawnedCli = spawnCli(['sync', file, '--config', config, '--queue', proxy.url(tq.target.url)], { env });
+    processes.push(run.child);
+    let stderr = '';
+    run.child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
+    // It is adding: its connection to the queue is open and unanswered.
+    await waitFor(() => proxy.blackholed() > 0, 20_000);
+    const { code, ms } = await stopTimed(run.child, run.done);
+    const result = await run.done;
+
+    expect(code).toBe(143);
+    expect(ms).toBeLessThan(EXIT_WITHIN_MS);
+    expect(stderr).toContain(`SIGTERM: letting the add finish (at most ${DRAIN_SECONDS} s), then stopping`);
+    expect(stderr).toContain('part of it may be on the queue; sync it again: its chunks have the same ids');
+    expect(lastLine(result.stdout)).toMatchObject({ command: 'sync', queue: tq.target.name, lines: 2 * PAIRS, added: false, stopped: 'SIGTERM', exitCode: 143 });
+
+    await proxy.restore();
+    const again = await runCli(['sync', file, '--config', config, '--queue', proxy.url(tq.target.url)], { env });
+    expect(again.code).toBe(0);
+    expect(lastLine(again.stdout)).toMatchObject({ added: true, chunks: { records: 1, activities: 1 }, exitCode: 0 });
+    const fresh = await worker();
+    await fresh.ready;
+    await drained(tq.queue, 30_000);
+    expect(written()).toEqual({ contacts: PAIRS, notes: PAIRS, duplicates: 0, inputs: { contacts: PAIRS, notes: PAIRS } });
+    console.log(`[measured] sync --queue, Redis cut while adding: SIGTERM to exit ${ms} ms (drainSeconds ${DRAIN_SECONDS})`);
   }, 60_000);
 
   it.each(['worker', 'sync --queue --wait'])('%s exits at once on a second SIGTERM while the first waits on a Redis that is gone', async (command) => {
