@@ -83,6 +83,10 @@ export interface BatchContext {
   readonly beforeSend?: () => Promise<void>;
 }
 
+/** Whether `adapter` reads records (offers both `planReads` and `readRecords`): `sync.read` and the MCP `get_` tools need it. */
+export const adapterReads = (adapter: CrmAdapter): adapter is CrmAdapter & Required<Pick<CrmAdapter, 'planReads' | 'readRecords'>> =>
+  typeof adapter.planReads === 'function' && typeof adapter.readRecords === 'function';
+
 /** The `BatchContext.memo` key of a parent record. */
 export const parentMemoKey = (object: string, externalId: string): string => `${object}\u0000${externalId}`;
 

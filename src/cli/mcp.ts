@@ -10,6 +10,7 @@ import { isMissingPackage } from '../optional-package.js';
 import { createSync, type Sync } from '../engine/index.js';
 import { ConfigError, plainMessage, redact } from '../errors.js';
 import { buildAdapter, engineSettings, ledgerUrl, loadConfig, openConfigLedger, type Config } from './config.js';
+import { adapterReads } from '../adapter.js';
 import { ExitCode, UsageError } from './exit.js';
 import { checkLedgerTarget } from './preflight.js';
 import { vendorOf } from './vendors.js';
@@ -105,7 +106,7 @@ export async function mcpCommand(flags: McpFlags, env: NodeJS.ProcessEnv = proce
   const { sync, inFlight } = await openEngine(config, flags, env);
   const crmName = vendorOf(config.crm).label;
   const factory = () => mcp.createMcpServer({ sync, dedupeWindowMs: config.dedupeWindowMs, crmName });
-  const reads = typeof sync.adapter.readRecords === 'function' && typeof sync.adapter.planReads === 'function';
+  const reads = adapterReads(sync.adapter);
   const tools = [
     ...mcp.toolSpecs(sync.adapter.objects, { crm: crmName, windowMs: config.dedupeWindowMs }).map((t) => t.name),
     ...mcp.readToolSpecs(sync.adapter.objects, { crm: crmName, reads }).map((t) => t.name),

@@ -4,7 +4,7 @@
  * 4xx not retried), never through a search index, never touching the ledger, never cached.
  * Only the object's allowlisted and `readFields` fields are answered, whatever the CRM sends.
  */
-import type { Fields, ReadLink, ReadRequest, ReadResult } from '../adapter.js';
+import { adapterReads, type Fields, type ReadLink, type ReadRequest, type ReadResult } from '../adapter.js';
 import { ConfigError, CrmError, ValidationError } from '../errors.js';
 import type { ValidationIssue } from '../../schemas/issues.js';
 import type { ObjectSpec } from '../../schemas/objects.js';
@@ -64,14 +64,14 @@ export async function readRecords(ctx: EngineContext, object: string, ids: reado
   const spec = Object.hasOwn(adapter.objects, object) ? adapter.objects[object] : undefined;
   const request = requestFor(object, spec, options, Object.keys(adapter.objects).join(', ') || '(none configured)');
   const asked = checkIds(ids);
-  if (!adapter.readRecords || !adapter.planReads) throw new ConfigError(`the ${adapter.name} adapter does not read records`);
+  if (!adapterReads(adapter)) throw new ConfigError(`the ${adapter.name} adapter does not read records`);
   const distinct = [...new Set(asked)];
   const answers = new Map<string, ReadResult>();
   for (const group of distinct.length > 0 ? adapter.planReads(object, distinct, request) : []) {
     ctx.quota.check();
     const results = await withRetry(async () => {
       try {
-        const results = await adapter.readRecords!(object, group, request);
+        const results = await adapter.readRecords(object, group, request);
         if (results.length !== group.length) throw new CrmError(`the ${adapter.name} adapter answered ${results.length} of ${group.length} ids read; read again`, { vendor: adapter.name, kind: 'transient' });
         return results;
       } catch (err) {

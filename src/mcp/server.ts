@@ -10,6 +10,7 @@ import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { CallToolResult, Implementation } from '@modelcontextprotocol/sdk/types.js';
 import type { ObjectSpec } from '../../schemas/objects.js';
 import type { Sync } from '../engine/create-sync.js';
+import { adapterReads } from '../adapter.js';
 import { KeyConflictError, serializeError } from '../errors.js';
 import { DEFAULT_BUCKET_MS, periodBucket } from '../key.js';
 import { ledgerClock } from '../ledger/clock.js';
@@ -137,7 +138,7 @@ export function createMcpServer(options: CreateMcpServerOptions): McpServer {
   const objects = options.objects ?? sync.adapter.objects;
   const crm = options.crmName ?? sync.adapter.name;
   // Offered only where they can answer: an adapter without planReads/readRecords gets describe_ tools alone.
-  const reads = typeof sync.adapter.readRecords === 'function' && typeof sync.adapter.planReads === 'function';
+  const reads = adapterReads(sync.adapter);
   for (const tool of readToolSpecs(objects, { crm, reads })) {
     server.registerTool(
       tool.name,

@@ -3,12 +3,12 @@
  * Streamable HTTP): the SDK's real Client against the server, a fake HubSpot as the CRM. Each
  * takes a unique prefix so scenarios sharing one fake and one ledger never see each other's records.
  */
+import { adapterReads } from '../../src/adapter.js';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { expect } from 'vitest';
 import { hubspotAdapter, type HubSpotAdapterOptions } from '../../adapters/hubspot/index.js';
 import type { FakeHubSpot } from '../../adapters/testing/index.js';
-import type { CrmAdapter } from '../../src/adapter.js';
 import { HUBSPOT_OBJECTS } from '../cli/helpers.js';
 
 export interface Called {
@@ -28,8 +28,8 @@ export const notesWith = (fake: FakeHubSpot, prefix: string) => fake.records('no
 
 export const TIMESTAMP = '2026-11-30T10:00:00Z';
 
-/** The adapter reads records: the MCP server then serves get_<object> tools. */
-export const adapterReads = (adapter: CrmAdapter): boolean => typeof adapter.readRecords === 'function' && typeof adapter.planReads === 'function';
+
+export { adapterReads };
 
 /** Whether the HubSpot adapter a spawned `crm-upsert mcp` builds reads records (nothing is sent to build one). */
 export const hubspotReads = (): boolean =>
