@@ -48,7 +48,7 @@ describe('toolSchema', () => {
   it.each(['json-schema', 'openai', 'anthropic'] as const)('%s: compiles in a validator, takes a good call, refuses an unknown field, closes every object', (dialect) => {
     const schema = toolSchema(adapter, 'contact', { for: dialect });
     const validate = validator().compile(schema);
-    const call = dialect === 'openai' ? { ...good, fields: { ...good.fields, firstname: null }, occurredAt: null } : good;
+    const call = dialect === 'openai' ? { ...good, fields: { ...good.fields, firstname: null }, clear: null, occurredAt: null } : good;
     expect(validate(call), JSON.stringify(validate.errors)).toBe(true);
     expect(validate({ ...call, fields: { ...call.fields, hubspot_owner_id: '7' } })).toBe(false);
     for (const node of walk(schema)) if (node.type === 'object' || (Array.isArray(node.type) && node.type.includes('object'))) expect(node.additionalProperties, JSON.stringify(node)).toBe(false);
@@ -85,7 +85,8 @@ describe('toolSchema', () => {
       region: { type: 'enumeration', options: Array.from({ length: 240 }, (_, i) => `r${i}`) },
     } } } }).adapter;
     const plain = toolSchema(big, 'deal');
-    expect([...walk(plain)].reduce((n, s) => n + (Array.isArray(s.enum) ? s.enum.length : 0), 0)).toBe(680);
+    // The three enumerations, and the three field names clear takes.
+    expect([...walk(plain)].reduce((n, s) => n + (Array.isArray(s.enum) ? s.enum.length : 0), 0)).toBe(683);
     const many = memoryCrm({ objects: { deal: { kind: 'record', fields: ['a', 'b', 'c', 'd', 'e'], definitions: Object.fromEntries(['a', 'b', 'c', 'd', 'e'].map((f, k) => [f, { type: 'enumeration' as const, options: Array.from({ length: 230 - k }, (_, i) => `${f}${i}`) }])) } } }).adapter;
     const schema = toolSchema(many, 'deal', { for: 'openai' });
     const total = [...walk(schema)].reduce((n, s) => n + (Array.isArray(s.enum) ? s.enum.length : 0), 0);
