@@ -149,12 +149,14 @@ function describeNulls(json: Json, tool: ToolSpec, dialect: SchemaDialect): void
     ? clear
       ? 'Every field must be sent: null means "not given", and the record keeps that field\'s value (a null never empties a field; to empty one, name it in clear).'
       : 'Every field must be sent: null means "not given", and that field is not written.'
-    : dialect === 'anthropic'
-      ? `Leave a field out to keep what the record holds${clear ? '; to empty one, name it in clear (a null, where a field takes one, empties it too)' : '; a null, where a field takes one, empties it'}.`
-      : `Leave a field out to keep what the record holds; null empties it${clear ? ', and so does naming it in clear' : ''}.`;
+    : !clear
+      ? 'A field left out is not written.'
+      : dialect === 'anthropic'
+        ? 'Leave a field out to keep what the record holds; to empty one, name it in clear (a null, where a field takes one, empties it too).'
+        : 'Leave a field out to keep what the record holds; null empties it, and so does naming it in clear.';
   fieldsNode.description = `The ${tool.object} fields to write. Only these are allowed: ${tool.spec.fields.join(', ')}. ${rule}`;
   if (dialect !== 'openai') return;
-  for (const node of Object.values(fieldsNode.properties as Json)) {
+  for (const node of Object.values((fieldsNode.properties as Json | undefined) ?? {})) {
     describeMore(node as Json, clear ? 'null: not written, the record keeps its value (to empty it, name it in clear).' : 'null: not written.');
   }
   const required = new Set(Object.keys(tool.input.shape).filter((name) => !tool.input.shape[name]!.safeParse(undefined).success));

@@ -237,5 +237,6 @@ describe('the schema says what a null means', () => {
     expect(note.clear).toBeUndefined();
     expect(note.fields!.description).toContain('Every field must be sent: null means "not given", and that field is not written.');
     expect((note.fields!.properties as Record<string, Json>).hs_note_body!.description).toContain('null: not written.');
+    expect((toolSchema(adapter, 'note', { for: 'anthropic' }).properties as Record<string, Json>).fields!.description).toContain('A field left out is not written.');
   });
 });
