@@ -56,16 +56,19 @@ export function toolCallToAction(
     const sent = raw === null ? 'null' : Array.isArray(raw) ? 'a list' : typeof raw;
     return { ok: false, issues: [{ path: '', message: `the arguments of ${tool.name} must be an object, not ${sent}` }] };
   }
+  // A field given a value and named in clear, read from the arguments as sent so that it is
+  // listed with every other problem of the call.
+  const named = Array.isArray(raw.clear) && tool.input.shape.clear !== undefined ? [...new Set(raw.clear.filter((n): n is string => typeof n === 'string'))] : [];
+  const sentFields = isObject(raw.fields) ? raw.fields : {};
+  const both: ValidationIssue[] = named
+    .filter((name) => Object.hasOwn(sentFields, name) && sentFields[name] !== null && sentFields[name] !== undefined)
+    .map((name) => ({ path: `fields.${name}`, message: 'is given a value and also named in clear: give it a value or empty it, not both' }));
   const parsed = parseArgs(tool, withoutNullArguments(tool, raw));
-  if (!parsed.ok) return parsed;
+  if (!parsed.ok || both.length > 0) return { ok: false, issues: [...(parsed.ok ? [] : parsed.issues), ...both] };
   const given = parsed.args;
   // Only openai's strict schemas make the model send null for a field it means to leave alone.
   const fields = o.dialect === 'openai' ? Object.fromEntries(Object.entries(given.fields).filter(([, v]) => v !== null)) : given.fields;
   const clear = [...new Set(given.clear ?? [])];
-  const both = clear.filter((name) => fields[name] !== undefined && fields[name] !== null);
-  if (both.length > 0) {
-    return { ok: false, issues: both.map((name) => ({ path: `fields.${name}`, message: 'is given a value and also named in clear: give it a value or empty it, not both' })) };
-  }
   const args: ToolArgs = { ...given, fields: { ...fields, ...Object.fromEntries(clear.map((name) => [name, null])) } };
   delete args.clear;
   return { ok: true, action: toAction(tool, args, o.source, o.callTime), args };

@@ -190,6 +190,10 @@ describe('toolCallAction: bad arguments', () => {
       [{ path: 'clear.0', message: '"hs_priority" is not on the allowlist for "deal" (allowed: dealname, amount, dealstage, pipeline, closedate)' }]],
     ['a field both given and cleared', openAiCall('d', { amount: 60000 }, { clear: ['amount'] }), 'openai',
       [{ path: 'fields.amount', message: 'is given a value and also named in clear: give it a value or empty it, not both' }]],
+    ['every problem of the call at once', openAiCall('d', { amount: 60000, hs_priority: 'high' }, { clear: ['amount'] }), 'openai', [
+      { path: 'fields.hs_priority', message: 'is not on the allowlist for "deal" (allowed: dealname, amount, dealstage, pipeline, closedate)' },
+      { path: 'fields.amount', message: 'is given a value and also named in clear: give it a value or empty it, not both' },
+    ]],
     ['a bad occurredAt', { externalId: 'd', fields: {}, occurredAt: 'yesterday' }, 'json-schema',
       [{ path: 'occurredAt', message: 'must be an ISO 8601 date-time, e.g. 2026-11-29T10:00:00Z' }]],
     ['arguments that are a list', [1, 2], 'openai', [{ path: '', message: 'the arguments of upsert_deal must be an object, not a list' }]],
