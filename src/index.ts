@@ -32,4 +32,5 @@ export { DEFAULT_RETRY, type RetryOptions } from './retry.js';
 export { windowId } from './dedupe-window.js';
 export { actionSchema, actionJsonSchema, type Action } from '../schemas/action.js';
 export { toolSchema, optionalParameters, SCHEMA_DIALECTS, ANTHROPIC_MAX_OPTIONAL_PARAMETERS, type SchemaDialect, type ToolSchemaOptions } from './tool-schema.js';
+export { toolCallAction, DEFAULT_TOOL_CALL_SOURCE, type ToolCallOptions } from './tool-call.js';
 export type { FieldDefinition, FieldDefinitionsFile, FieldType } from '../schemas/field-definitions.js';
