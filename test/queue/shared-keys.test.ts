@@ -65,7 +65,7 @@ describe.skipIf(redis === undefined)('worker: one key, one action', () => {
 
     const failed = (await tq.queue.getJob(eventJobId(clash)))!;
     expect(await failed.getState()).toBe('failed');
-    expect(failed.failedReason).toMatch(/^2 of 3 actions did not complete: .*actions 1 and 2 share the key v1:e:\S+ but not their fields or links, so neither is written: give each its own intent/);
+    expect(failed.failedReason).toMatch(/^2 of 3 actions did not complete: intent: actions 1 and 2 share the key v1:e:\S+ but not their fields or links, so neither is written: give each its own intent/);
     const done = (await tq.queue.getJob(eventJobId(fine)))!;
     expect(await done.getState()).toBe('completed');
     const bodies = fake.records('notes').map((n) => n.properties.hs_note_body);
