@@ -32,7 +32,7 @@ import type { ValidationIssue } from './issues.js';
 
 type Value = string | number | boolean | null;
 
-/** One value the normalization changed: the field, what the model sent and what is written. */
+/** One value whose text the normalization changed: the field, what the model sent and what is written. */
 export interface Normalized {
   field: string;
   from: unknown;
