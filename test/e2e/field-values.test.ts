@@ -55,11 +55,12 @@ describe('HubSpot: contact and deal values a model got wrong, with definitions p
     expect(outcomes[4]!.error!.message).toContain('fields.closedate: must be an ISO 8601 date, YYYY-MM-DD; "next Friday" is not one');
     expect(outcomes[5]!.error!.message).toMatch(/fields\.dealstage: "Won!!" is not an allowed value; allowed: "appointmentscheduled"/);
     expect(outcomes[6]!.error!.message).toContain('fields.amount: must be a number with no currency sign, unit or thousands separator (got "$12,000")');
-    expect(outcomes[7]!.normalized).toEqual([{ field: 'amount', from: '12000', to: 12000 }, { field: 'dealstage', from: 'Closed Won', to: 'closedwon' }]);
+    // "12000" is already the text HubSpot stores: written, not reported.
+    expect(outcomes[7]!.normalized).toEqual([{ field: 'dealstage', from: 'Closed Won', to: 'closedwon' }]);
     // One contacts upsert and one deals upsert for the four valid actions; nothing for the five rejected.
     expect(h.fake.count() - before).toBe(2);
     const dealRecord = h.fake.records('deals')[0]!;
-    expect(dealRecord.properties).toMatchObject({ dealstage: 'closedwon', closedate: '2027-01-15' });
+    expect(dealRecord.properties).toMatchObject({ dealstage: 'closedwon', closedate: '2027-01-15', amount: '12000' });
     await sync.close();
   });
 
