@@ -124,7 +124,7 @@ export function createMcpServer(options: CreateMcpServerOptions): McpServer {
   async function read(tool: ReadToolSpec, raw: unknown): Promise<CallToolResult> {
     if (tool.kind === 'describe') {
       const parsed = tool.input.safeParse(raw ?? {});
-      return parsed.success ? describeResult(describeObject(tool, reads)) : readRejected(issuesOf(tool, parsed.error));
+      return parsed.success ? describeResult(describeObject(tool, reads)) : readRejected(issuesOf(tool, parsed.error, raw ?? {}));
     }
     const parsed = parseGetArgs(tool, raw);
     if (!parsed.ok) return readRejected(parsed.issues);

@@ -164,7 +164,7 @@ describe('crm-upsert init and fake-server', () => {
   it.each([
     ['{bad', /--faults is not valid JSON/],
     ['{"lostResponse":0.1,"sed":7}', /sed: is not a known property/],
-    ['{"reset":2}', /reset: Too big/],
+    ['{"reset":2}', /reset: must be at most 1 \(it is 2\)/],
   ])('fake-server --faults %s exits 2 naming the problem', async (faults, message) => {
     const result = await runCli(['fake-server', '--crm', 'hubspot', '--faults', faults]);
     expect(result.code).toBe(2);
