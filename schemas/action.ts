@@ -3,6 +3,7 @@
  * model can produce it through a tool call.
  */
 import { z } from 'zod';
+import { withNeeds, type FieldNeeds } from './parse.js';
 import { isWellFormed } from './unicode.js';
 
 export const LONE_SURROGATE_MESSAGE = 'contains a lone UTF-16 surrogate';
@@ -70,7 +71,29 @@ export const MAX_LINKS_PARSED = 100;
 export const linkSchema = z.strictObject({ object: identifier(100), externalId: identifier(255) });
 export type Link = z.infer<typeof linkSchema>;
 
-export const actionSchema = z
+const RECORD_REF = '{ "object": a configured record object, "externalId": its external id }';
+
+/** What each field of an action needs, in words: a rejection says it when the field is missing or of the wrong type. */
+export const ACTION_NEEDS: FieldNeeds = {
+  '': 'an object: one action, with source, op, object and fields',
+  source: 'a string naming the system the event came from, e.g. "zendesk"',
+  eventId: 'a string: that system\'s id of the event',
+  occurredAt: 'an ISO 8601 date-time string, e.g. 2026-11-29T10:00:00Z',
+  op: '"upsert" for a record, "create" for an activity',
+  object: 'a string naming a configured object, e.g. "contact"',
+  externalId: 'a string: the value of the record\'s external-id field',
+  target: `an object naming the record the activity attaches to: ${RECORD_REF}`,
+  'target.object': 'a string naming a configured record object, e.g. "contact"',
+  'target.externalId': 'a string: that record\'s external id',
+  intent: 'a string labelling the action',
+  fields: 'an object of CRM field names and their values, e.g. { "email": "ann@acme.io" }',
+  links: `a list of the records it is associated with, each ${RECORD_REF}`,
+  'links.*': `an object ${RECORD_REF}`,
+  'links.*.object': 'a string naming a configured record object, e.g. "company"',
+  'links.*.externalId': 'a string: that record\'s external id',
+};
+
+export const actionSchema = withNeeds(z
   .strictObject({
     source: identifier(200).describe("System the event came from: 'zendesk', 'gong', 'webhook:stripe'."),
     eventId: identifier(500).optional().describe("That system's event id: the natural idempotency key."),
@@ -101,7 +124,7 @@ export const actionSchema = z
       if (a.target === undefined) ctx.addIssue({ code: 'custom', path: ['target'], message: 'is required for op "create"' });
       if (a.externalId !== undefined) ctx.addIssue({ code: 'custom', path: ['externalId'], message: 'is only for op "upsert"' });
     }
-  });
+  }), ACTION_NEEDS);
 
 export type Action = z.infer<typeof actionSchema>;
 

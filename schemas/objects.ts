@@ -61,13 +61,21 @@ export function distinctLinks(action: Pick<Action, 'links' | 'target'>): Link[] 
   return out.length > 0 ? out : undefined;
 }
 
+/** The rejection of a link to an object `object` may not be associated with (also the MCP tools' wording). */
+export const cannotLinkMessage = (object: string, linked: string, allowed: readonly string[]) =>
+  `"${object}" cannot link to "${linked}"; allowed: ${allowed.join(', ') || '(none)'}`;
+
+/** The rejection of a create whose target is not one of the activity's parents (also the MCP tools' wording). */
+export const cannotAttachMessage = (object: string, target: string, parents: readonly string[]) =>
+  `"${object}" cannot attach to "${target}"; allowed: ${parents.join(', ') || '(none)'}`;
+
 function checkLinks(action: Action, spec: ObjectSpec, objects: Readonly<Record<string, ObjectSpec>>, maxLinks: number): ValidationIssue[] {
   const issues: ValidationIssue[] = [];
   const allowed = (spec.kind === 'activity' ? spec.parents : spec.links) ?? [];
   const self = action.op === 'upsert' ? { object: action.object, externalId: action.externalId ?? '' } : undefined;
   (action.links ?? []).forEach((link, i) => {
     if (!allowed.includes(link.object)) {
-      issues.push({ path: `links.${i}.object`, message: `"${action.object}" cannot link to "${link.object}"; allowed: ${allowed.join(', ') || '(none)'}` });
+      issues.push({ path: `links.${i}.object`, message: cannotLinkMessage(action.object, link.object, allowed) });
     } else if (objects[link.object]?.kind !== 'record') {
       issues.push({ path: `links.${i}.object`, message: `"${link.object}" is not a configured record object` });
     } else if (self && sameRef(link, self)) {
@@ -108,7 +116,7 @@ export function checkAgainstObjects(
   if (action.target) {
     const parents = spec.parents ?? [];
     if (!parents.includes(action.target.object)) {
-      issues.push({ path: 'target.object', message: `"${action.object}" cannot attach to "${action.target.object}"; allowed: ${parents.join(', ') || '(none)'}` });
+      issues.push({ path: 'target.object', message: cannotAttachMessage(action.object, action.target.object, parents) });
     } else if (objects[action.target.object]?.kind !== 'record') {
       issues.push({ path: 'target.object', message: `"${action.target.object}" is not a configured record object` });
     }

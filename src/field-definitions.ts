@@ -21,7 +21,7 @@ export function loadFieldDefinitions(value: FieldDefinitionsFile | string, crm: 
   }
   const parsed = fieldDefinitionsFileSchema.safeParse(raw);
   if (!parsed.success) {
-    throw new ConfigError(`field definitions ${where}: ${formatZodIssues(parsed.error).map((i) => `${i.path || '(root)'}: ${i.message}`).join('; ')}`);
+    throw new ConfigError(`field definitions ${where}: ${formatZodIssues(parsed.error, { input: raw }).map((i) => `${i.path || '(root)'}: ${i.message}`).join('; ')}`);
   }
   if (parsed.data.crm !== crm) throw new ConfigError(`field definitions ${where} were pulled from ${parsed.data.crm}, not ${crm}: pull them again (crm-upsert schema pull)`);
   return parsed.data;

@@ -54,12 +54,13 @@ const STARTER_ACTIONS = [
 /**
  * `crm-upsert init --template sales`: companies, contacts and deals keyed by ai_external_id and
  * linked (contact -> company 279, deal -> contact 3 and company 341), notes and tasks on any of
- * them (note 202 / 190 / 214, task 204 / 192 / 216).
+ * them (note 202 / 190 / 214, task 204 / 192 / 216). Contacts are also read by email
+ * (`crm-upsert get contact <email> --by email`).
  */
 const SALES_SECTION: HubSpotConfig = {
   objects: {
     company: { kind: 'record', objectType: 'companies', idProperty: 'ai_external_id', fields: ['name', 'domain', 'industry'] },
-    contact: { kind: 'record', objectType: 'contacts', idProperty: 'ai_external_id', fields: ['email', 'firstname', 'lastname', 'jobtitle', 'lifecyclestage'], links: { company: 279 } },
+    contact: { kind: 'record', objectType: 'contacts', idProperty: 'ai_external_id', fields: ['email', 'firstname', 'lastname', 'jobtitle', 'lifecyclestage'], lookupBy: ['email'], links: { company: 279 } },
     deal: { kind: 'record', objectType: 'deals', idProperty: 'ai_external_id', fields: ['dealname', 'amount', 'dealstage', 'pipeline', 'closedate'], links: { contact: 3, company: 341 } },
     note: { kind: 'activity', objectType: 'notes', keyProperty: 'crm_upsert_key', fields: ['hs_note_body', 'hs_timestamp'], parents: { contact: 202, company: 190, deal: 214 } },
     task: { kind: 'activity', objectType: 'tasks', keyProperty: 'crm_upsert_key', fields: ['hs_task_subject', 'hs_task_body', 'hs_task_status', 'hs_task_priority', 'hs_timestamp'], parents: { contact: 204, company: 192, deal: 216 } },

@@ -38,7 +38,7 @@ export function registerEnvSecrets(env: NodeJS.ProcessEnv = process.env): void {
 export function parseConfig(raw: unknown, source = 'config'): Config {
   const parsed = configSchema.safeParse(raw);
   if (!parsed.success) {
-    const issues = formatZodIssues(parsed.error).map((i) => `  ${i.path || '(root)'}: ${i.message}`);
+    const issues = formatZodIssues(parsed.error, { input: raw }).map((i) => `  ${i.path || '(root)'}: ${i.message}`);
     throw new UsageError(`invalid ${source}:\n${issues.join('\n')}`);
   }
   return parsed.data as unknown as Config;

@@ -14,6 +14,11 @@ export const ExitCode = {
   locked: 3,
   /** Stopped by an infrastructure fault (ledger or CRM unreachable); the summary and report say what was done. */
   infra: 4,
+  /**
+   * The reader of stdout went away (`| head`) while a command that only prints was printing:
+   * 128 + SIGPIPE, what a Unix tool killed by SIGPIPE ends with.
+   */
+  outputClosed: 141,
   /** Stopped by SIGINT / SIGTERM after finishing the batch in flight. */
   sigint: 130,
   sigterm: 143,
@@ -27,7 +32,8 @@ export const EXIT_CODES_HELP = `Exit codes:
   2        usage, config or auth error (checked before the first write where possible)
   3        another run of the same --job holds the lock
   4        stopped by an infrastructure fault (ledger or CRM unreachable); the summary and report say what was done
-  130/143  stopped by SIGINT / SIGTERM`;
+  130/143  stopped by SIGINT / SIGTERM
+  141      stdout closed by its reader (e.g. | head) while a command that only prints was printing`;
 
 export { plainMessage } from '../errors.js';
 

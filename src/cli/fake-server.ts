@@ -45,7 +45,7 @@ export function parseFaults(text: string): FakeServerFaults {
   }
   const parsed = faultsSchema.safeParse(raw);
   if (!parsed.success) {
-    const issues = formatZodIssues(parsed.error).map((i) => `  ${i.path || '(root)'}: ${i.message}`);
+    const issues = formatZodIssues(parsed.error, { input: raw }).map((i) => `  ${i.path || '(root)'}: ${i.message}`);
     throw new UsageError(`invalid --faults (known: ${Object.keys(faultsSchema.shape).join(', ')}):\n${issues.join('\n')}`);
   }
   return parsed.data as FakeServerFaults;

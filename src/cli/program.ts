@@ -39,6 +39,18 @@ const positiveInt = (value: string): number => {
   return n;
 };
 
+/**
+ * The --config of a subcommand whose parent takes --config too (`schema pull`): commander lets the
+ * parent parse it on either side of the subcommand's name, so the value given is on whichever
+ * command parsed it; the default otherwise.
+ */
+function givenConfig(command: Command): string {
+  for (let c: Command | null = command; c; c = c.parent) {
+    if (c.getOptionValueSource('config') === 'cli') return c.getOptionValue('config') as string;
+  }
+  return command.getOptionValue('config') as string;
+}
+
 export function buildProgram(setExit: (code: number) => void): Command {
   const program = new Command('crm-upsert')
     .description('Make AI-generated CRM writes safe to repeat: the second run does nothing, costs nothing, and says so.')
@@ -224,16 +236,49 @@ export function buildProgram(setExit: (code: number) => void): Command {
     .description('read the configured objects\' field definitions from the CRM into crm-upsert.fields.json (commit it; the config\'s "fieldDefinitions" loads it)')
     .addOption(configOption())
     .option('--out <file>', `where to write them (default ${DEFAULT_FIELDS_FILE})`)
-    .action(async (opts: { config: string; out?: string }) => setExit(await schemaPullCommand(opts)));
+    .action(async (opts: { config: string; out?: string }, command: Command) => setExit(await schemaPullCommand({ ...opts, config: givenConfig(command) })));
 
   return program;
 }
 
+/**
+ * True for a command whose only effect is what it prints to stdout: when the reader of stdout goes
+ * away it can stop at once (closed-output.ts). Anything that writes to the CRM, the ledger, a queue
+ * or a file (a --report too) finishes instead.
+ */
+export function printsOnly(command: Command): boolean {
+  const names: string[] = [];
+  for (let c: Command | null = command; c?.parent; c = c.parent) names.unshift(c.name());
+  const opts = command.opts<{ dryRun?: boolean; queue?: string; report?: string; create?: boolean }>();
+  switch (names.join(' ')) {
+    case 'sync':
+      return Boolean(opts.dryRun) && opts.queue === undefined && opts.report === undefined;
+    case 'check-setup':
+      return !opts.create;
+    case 'get':
+    case 'schema':
+    case 'ledger show':
+    case 'ledger list':
+    case 'ledger jobs':
+    case 'queue failed':
+    case 'queue stats':
+      return true;
+    default:
+      return false;
+  }
+}
+
+export interface MainHooks {
+  /** Called as a command's action starts, with `printsOnly(command)`. */
+  onAction?: (printsOnly: boolean) => void;
+}
+
 /** Run the CLI; resolves to the exit code. */
-export async function main(argv: readonly string[]): Promise<number> {
+export async function main(argv: readonly string[], hooks: MainHooks = {}): Promise<number> {
   registerEnvSecrets();
   let code: number = ExitCode.ok;
   const program = buildProgram((c) => (code = c));
+  if (hooks.onAction) program.hook('preAction', (_program, command) => hooks.onAction!(printsOnly(command)));
   try {
     await program.parseAsync([...argv]);
     return code;

@@ -4,6 +4,7 @@
  * `queue` section (`--queue URL` overrides its url).
  */
 import { isMissingPackage } from '../optional-package.js';
+import { formatZodIssues } from '../../schemas/parse.js';
 import { queueConfigSchema, type QueueConfig } from '../../schemas/queue.js';
 import { redact } from '../errors.js';
 import { defaultQueueName } from '../queue/jobs.js';
@@ -20,8 +21,9 @@ export interface QueueFlags {
 /** The queue settings in effect: the config's section, its url replaced by `--queue`. */
 export function queueSettings(config: Config, urlFlag: string | undefined, command: string): QueueConfig {
   if (!config.queue && !urlFlag) throw new UsageError(`${command} needs a queue: add "queue": { "url": "redis://…" } to the config or pass --queue redis://…`);
-  const parsed = queueConfigSchema.safeParse({ ...(config.queue ?? {}), ...(urlFlag ? { url: urlFlag } : {}) });
-  if (!parsed.success) throw new UsageError(`--queue: ${parsed.error.issues[0]?.message ?? 'invalid'}`);
+  const input = { ...(config.queue ?? {}), ...(urlFlag ? { url: urlFlag } : {}) };
+  const parsed = queueConfigSchema.safeParse(input);
+  if (!parsed.success) throw new UsageError(`--queue: ${formatZodIssues(parsed.error, { input })[0]?.message ?? 'invalid'}`);
   return parsed.data;
 }
 

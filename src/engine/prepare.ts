@@ -5,7 +5,7 @@
  * the reason. A stored action being retried keeps the key it was first given.
  */
 import { hash as digest } from 'node:crypto';
-import type { Action } from '../../schemas/action.js';
+import { ACTION_NEEDS, type Action } from '../../schemas/action.js';
 import { checkAgainstObjects, distinctLinks } from '../../schemas/objects.js';
 import { checkValues, type Normalized } from '../../schemas/values.js';
 import { formatZodIssues } from '../../schemas/parse.js';
@@ -47,7 +47,7 @@ export function prepareAction(ctx: EngineContext, input: unknown, storedKey?: st
   const snapshot = snapshotInput(input);
   if (!snapshot.ok) return { ok: false, key: storedKey ?? '', error: new ValidationError(snapshot.issues) };
   const parsed = parseAction(snapshot.value);
-  if (!parsed.success) return { ok: false, key: storedKey ?? '', error: new ValidationError(formatZodIssues(parsed.error)) };
+  if (!parsed.success) return { ok: false, key: storedKey ?? '', error: new ValidationError(formatZodIssues(parsed.error, { input: snapshot.value, needs: ACTION_NEEDS })) };
   const action = withDistinctLinks(parsed.data);
   if (storedKey === undefined && ctx.requireOccurredAt && action.eventId === undefined && action.occurredAt === undefined) {
     return { ok: false, key: '', error: new ValidationError([{ path: 'occurredAt', message: CLOCK_KEY_REASON }]) };

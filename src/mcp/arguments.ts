@@ -3,10 +3,11 @@
  * the engine applies. Validation issues come out as `{ path, reason }` naming the argument, with
  * the allowlist in the reason for a field that is not on it.
  */
-import type { z } from 'zod';
+import { globalRegistry, type z } from 'zod';
 import type { Action } from '../../schemas/action.js';
 import type { ValidationIssue } from '../../schemas/issues.js';
-import { formatZodIssues, pathSegment } from '../../schemas/parse.js';
+import { cannotAttachMessage, cannotLinkMessage } from '../../schemas/objects.js';
+import { expectedWords, formatZodIssues, pathSegment, valueAt } from '../../schemas/parse.js';
 import type { ToolSpec } from './tool-schemas.js';
 
 /** A write tool's validated arguments. */
@@ -32,30 +33,38 @@ export interface ToolArgs {
 /** What naming a tool's arguments takes: its name, object, allowlist and strict arguments. */
 export type ArgumentsOf = Pick<ToolSpec, 'name' | 'object' | 'spec' | 'input'>;
 
-const KINDS: Record<string, string> = { string: 'a string', number: 'a number', boolean: 'true or false', object: 'an object', array: 'a list', int: 'a whole number' };
-
-/** What a value is, as a reason says it: `a number`, `null`, `a list`. */
-function kindOf(value: unknown): string {
-  if (value === null) return 'null';
-  if (Array.isArray(value)) return 'a list';
-  return KINDS[typeof value] ?? typeof value;
-}
-
-/** The value at `path` in the raw arguments (undefined where there is none). */
-function valueAt(raw: unknown, path: readonly PropertyKey[]): unknown {
-  let at = raw;
-  for (const key of path) {
-    if (at === null || typeof at !== 'object' || !Object.hasOwn(at, key)) return undefined;
-    at = (at as Record<PropertyKey, unknown>)[key];
+/** The schema at `path` inside `schema` (through optional, default, object, list and record), if any. */
+function schemaAt(schema: z.core.$ZodType, path: readonly PropertyKey[]): z.core.$ZodType | undefined {
+  let at: z.core.$ZodType | undefined = schema;
+  for (let i = 0; at && i <= path.length; ) {
+    const def = at._zod.def as { type: string; innerType?: z.core.$ZodType; shape?: Record<string, z.core.$ZodType>; element?: z.core.$ZodType; valueType?: z.core.$ZodType };
+    if (def.innerType && (def.type === 'optional' || def.type === 'default' || def.type === 'nullable')) {
+      at = def.innerType;
+      continue;
+    }
+    if (i === path.length) break;
+    const key = path[i++]!;
+    at = def.type === 'object' ? (Object.hasOwn(def.shape!, key) ? def.shape![key as string] : undefined) : def.type === 'array' ? def.element : def.type === 'record' ? def.valueType : undefined;
   }
   return at;
 }
 
+/** What an argument needs, from its description in the tool's schema: `an object: the record this note attaches to`. */
+function needOf(tool: ArgumentsOf, issue: z.core.$ZodIssue): string | undefined {
+  if (issue.code !== 'invalid_type') return undefined;
+  const at = schemaAt(tool.input, issue.path);
+  const description = at ? globalRegistry.get(at)?.description : undefined;
+  const first = description?.split(/(?<=\.)\s/)[0]?.replace(/\.$/, '');
+  if (!first || first.length > 160) return undefined;
+  return `${expectedWords(issue.expected)}: ${first[0]!.toLowerCase()}${first.slice(1)}`;
+}
+
 /**
- * A tool's zod issues as `{ path, message }`, naming the argument and, for a field off the
- * allowlist, the allowlist. `raw` (the arguments as sent) lets a reason say what was sent.
+ * A tool's zod issues as `{ path, message }`, in the words of the shared formatter: naming the
+ * argument and what it needs, the allowlist for a field that is not on it, and for a link or a
+ * target the tool does not offer, the engine's own wording (`"deal" cannot link to "note"; allowed: ...`).
  */
-export function issuesOf(tool: ArgumentsOf, error: z.ZodError, raw?: unknown): ValidationIssue[] {
+export function issuesOf(tool: ArgumentsOf, error: z.ZodError, input?: unknown): ValidationIssue[] {
   return error.issues.flatMap((issue): ValidationIssue[] => {
     const at = issue.path.map(pathSegment).join('.');
     if (issue.code === 'unrecognized_keys') {
@@ -66,24 +75,18 @@ export function issuesOf(tool: ArgumentsOf, error: z.ZodError, raw?: unknown): V
           : 'is not a known property';
       return issue.keys.map((k) => ({ path: at ? `${at}.${pathSegment(k)}` : pathSegment(k), message: reason }));
     }
-    // Only zod's own wording is replaced: a schema's custom message already says it in our words.
-    const zodWording = /^Invalid (input|option)/.test(issue.message);
-    if (issue.code === 'invalid_type' && zodWording) {
-      const sent = valueAt(raw, issue.path);
-      const expected = KINDS[issue.expected] ?? issue.expected;
-      const missing = raw === undefined ? / received undefined$/.test(issue.message) : sent === undefined;
-      if (missing) return [{ path: at, message: `is required (${issue.expected})` }];
-      return [{ path: at, message: raw === undefined ? `must be ${expected}` : `must be ${expected}, not ${kindOf(sent)}` }];
+    const sent = valueAt(input, issue.path);
+    if (issue.code === 'invalid_value' && typeof sent === 'string') {
+      const offered = issue.values.map(String);
+      if (/^links\.\d+\.object$/.test(at)) return [{ path: at, message: cannotLinkMessage(tool.object, sent, offered) }];
+      if (at === 'target.object') return [{ path: at, message: cannotAttachMessage(tool.object, sent, offered) }];
+      if (issue.path[0] === 'clear') return [{ path: at, message: `${JSON.stringify(sent)} is not on the allowlist for "${tool.object}" (allowed: ${offered.join(', ')})` }];
     }
-    if (issue.code === 'invalid_value' && zodWording && issue.values.length > 0) {
-      const sent = JSON.stringify(valueAt(raw, issue.path)) ?? 'this value';
-      const allowed = issue.values.map(String).join(', ');
-      if (issue.path[0] === 'clear') return [{ path: at, message: `${sent} is not on the allowlist for "${tool.object}" (allowed: ${allowed})` }];
-      return [{ path: at, message: `${sent} is not one of: ${allowed}` }];
-    }
-    return formatZodIssues({ issues: [issue] } as z.ZodError);
+    const need = needOf(tool, issue);
+    return formatZodIssues({ issues: [issue] }, { input, ...(need !== undefined ? { needs: { [at]: need } } : {}) });
   });
 }
+
 
 /** The arguments, or every issue with them. */
 export function parseArgs(tool: ToolSpec, raw: unknown): { ok: true; args: ToolArgs } | { ok: false; issues: ValidationIssue[] } {

@@ -143,6 +143,28 @@ describe('crm-upsert init and fake-server', () => {
     expect(setup.code, setup.stdout + setup.stderr).toBe(0);
   });
 
+  it('hubspot --template sales: contacts are read by email, so `get contact <email> --by email` finds the one the call wrote', async () => {
+    const dir = tempDir();
+    expect((await runCli(['init', '--template', 'sales'], { cwd: dir })).code).toBe(0);
+    const configPath = join(dir, 'crm-upsert.config.json');
+    const config = JSON.parse(readFileSync(configPath, 'utf8')) as { hubspot: { objects: Record<string, { lookupBy?: string[] }> } };
+    expect(config.hubspot.objects.contact!.lookupBy).toEqual(['email']);
+    const { server, url } = await startFakeServer('hubspot', dir, ['--template', 'sales']);
+    servers.push(server);
+    writeFileSync(configPath, JSON.stringify({ ...config, hubspot: { ...config.hubspot, basePath: url } }, null, 2));
+    const env = { HUBSPOT_ACCESS_TOKEN: 'any-token' };
+    expect((await runCli(['sync', 'actions.jsonl'], { cwd: dir, env })).code).toBe(0);
+
+    const byEmail = await runCli(['get', 'contact', 'chloe.martin@fabrikam.example', '--by', 'email'], { cwd: dir, env });
+    expect(byEmail.code, byEmail.stderr).toBe(0);
+    expect(JSON.parse(byEmail.stdout)).toMatchObject({ id: 'chloe.martin@fabrikam.example', found: true, externalId: 'gong-7731', fields: { email: 'chloe.martin@fabrikam.example', firstname: 'Chloé' } });
+    const unknown = await runCli(['get', 'contact', 'ann@acme.io', '--by', 'email'], { cwd: dir, env });
+    expect(unknown.code).toBe(1);
+    expect(JSON.parse(unknown.stdout)).toEqual({ id: 'ann@acme.io', found: false });
+    const setup = await runCli(['check-setup'], { cwd: dir, env });
+    expect(setup.stdout).toMatch(/ok\s+contact -> contacts\.email \(lookupBy: unique\)/);
+  });
+
   it('refuses to overwrite the config or the actions, naming the file', async () => {
     const dir = tempDir();
     expect((await runCli(['init'], { cwd: dir })).code).toBe(0);
@@ -164,7 +186,7 @@ describe('crm-upsert init and fake-server', () => {
   it.each([
     ['{bad', /--faults is not valid JSON/],
     ['{"lostResponse":0.1,"sed":7}', /sed: is not a known property/],
-    ['{"reset":2}', /reset: Too big/],
+    ['{"reset":2}', /reset: must be at most 1 \(it is 2\)/],
   ])('fake-server --faults %s exits 2 naming the problem', async (faults, message) => {
     const result = await runCli(['fake-server', '--crm', 'hubspot', '--faults', faults]);
     expect(result.code).toBe(2);

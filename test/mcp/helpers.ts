@@ -159,7 +159,7 @@ export async function badArguments(client: Client, fake: FakeHubSpot, prefix: st
   expect(unknown.structured.problems).toEqual([{ path: 'fields.favorite_color', field: 'favorite_color', reason: 'is not on the allowlist for "contact" (allowed: email, firstname, lastname, lifecyclestage)' }]);
   expect(wrongType.structured.error).toMatchObject({ path: 'fields.email', message: 'fields.email: must be a string, number, boolean, null or (for a multi-select field) a list of strings' });
   expect(wrongId.structured.error).toMatchObject({ path: 'externalId' });
-  expect(noTarget.structured.error).toMatchObject({ path: 'target', message: 'target: is required (object)' });
+  expect(noTarget.structured.error).toMatchObject({ path: 'target', message: 'target: is required (an object: the record this note attaches to)' });
   expect(fake.count()).toBe(before);
   expect(contactsWith(fake, `${prefix}-c`)).toHaveLength(0);
 }

@@ -258,7 +258,7 @@ describe('structured rejections of writes', () => {
     const off = await call(client, 'upsert_contact', { externalId: 'c-3', fields: { internal_score: 5 } });
     expect(off.structured.problems).toEqual([{ path: 'fields.internal_score', field: 'internal_score', reason: 'is not on the allowlist for "contact" (allowed: email, firstname, lastname, lifecyclestage)' }]);
     const noTarget = await call(client, 'create_note', { fields: { body: 'x' } });
-    expect(noTarget.structured.problems).toEqual([{ path: 'target', field: 'target', reason: 'is required (object)' }]);
+    expect(noTarget.structured.problems).toEqual([{ path: 'target', field: 'target', reason: 'is required (an object: the record this note attaches to)' }]);
   });
 
   it('names idempotencyKey when a key is reused for another record', async () => {
