@@ -13,12 +13,16 @@
  *   UTC) becomes that date; an ISO 8601 date-time with an offset (or epoch ms) becomes ISO UTC,
  *   a date alone its midnight UTC. Any other date text ("next Friday", "28/11/2026") is refused.
  *
+ * A pipeline stage (a definition with `pipelineField`) is resolved within the action's pipeline:
+ * see pipeline-stages.ts.
+ *
  * Without `normalize` a value must already be in the CRM's form. A null is sent as it is (it
  * clears the field). What cannot be made valid is an issue naming the field, the reason and, for
  * an enumeration, the allowed values (the first 20, and how many more).
  */
 import { optionValues, type FieldDefinition } from './field-definitions.js';
 import type { ValidationIssue } from './issues.js';
+import { checkStage } from './pipeline-stages.js';
 
 type Value = string | number | boolean | null;
 
@@ -188,7 +192,8 @@ export function checkValues(fields: Readonly<Record<string, unknown>>, definitio
       out[field] = value as Value;
       continue;
     }
-    const r = checkValue(d, value, normalize);
+    // A pipeline stage is resolved within the pipeline the same action gives (pipeline-stages.ts).
+    const r = checkStage(d, value, fields, definitions!, normalize) ?? checkValue(d, value, normalize);
     if (!r.ok) {
       issues.push({ path: `fields.${field}`, message: r.reason });
       continue;
