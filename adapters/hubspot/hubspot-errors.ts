@@ -337,7 +337,7 @@ function fromApiException(err: ApiExceptionLike, context: HubSpotClassifyContext
     if (refused.length > 0) {
       // The adapter places it on the inputs that sent these values; failing that, the engine splits.
       const error = new CrmError(`HubSpot rejected the request (HTTP 400 VALIDATION_ERROR): refused ${describeRefused(refused)}${b.correlationId ? ` (correlationId ${b.correlationId})` : ''}${refusalHint(refused)}`, {
-        ...base, kind: CrmErrorKind.permanent, splittable: true, vendorCode: refused[0]!.code,
+        ...base, kind: CrmErrorKind.permanent, splittable: true, vendorCode: refused[0]!.code, ...fieldOf(refused),
       });
       refusedOf.set(error, refused);
       return error;
