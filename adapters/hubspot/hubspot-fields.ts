@@ -65,8 +65,7 @@ function pipelineOptions(kind: 'pipeline' | 'stage', pipelines: readonly HubSpot
     const seen = new Set<string>();
     return live.map((p) => option(p.id, p.label)).filter((o) => !seen.has(o.value) && seen.add(o.value));
   }
-  const seen = new Set<string>();
-  return live.flatMap((p) => (p.stages ?? []).filter((s) => !s.archived && !seen.has(`${p.id}\u0000${s.id}`) && seen.add(`${p.id}\u0000${s.id}`)).map((s) => ({ ...option(s.id, s.label), pipeline: p.id })));
+  return live.flatMap((p) => (p.stages ?? []).filter((s) => !s.archived).map((s) => ({ ...option(s.id, s.label), pipeline: p.id })));
 }
 
 /**
