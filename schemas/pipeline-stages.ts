@@ -115,5 +115,7 @@ export function checkStage(
     const p = hits.find((o) => o.value === v)?.pipeline;
     return `${JSON.stringify(v)}${p !== undefined ? ` in ${named(p, labelOf(p))}` : ''}`;
   });
-  return { ok: false, reason: `${JSON.stringify(text)} is a stage of ${values.length} pipelines (${each.join(', ')}): send ${d.pipelineField} with it to say which, or the stage's id` };
+  const pipelines = new Set(hits.map((o) => o.pipeline)).size;
+  if (pipelines < 2) return { ok: false, reason: `${JSON.stringify(text)} names ${values.length} stages (${each.join(', ')}): send the stage's id` };
+  return { ok: false, reason: `${JSON.stringify(text)} is a stage of ${pipelines} pipelines (${each.join(', ')}): send ${d.pipelineField} with it to say which, or the stage's id` };
 }

@@ -50,6 +50,17 @@ describe('pipeline stages: a stage resolved within the action\'s pipeline', () =
     expect(checkValues(fields, defs).issues).toEqual([{ path, message }]);
   });
 
+  it('says which stages a label names when one pipeline has it twice', () => {
+    const twice: FieldDefinition = { ...dealstage, options: [...dealstage.options!, stage('closedwon_old', 'Closed Won', 'default')] };
+    expect(checkStage(twice, 'Closed Won', { pipeline: 'default' }, { ...defs, dealstage: twice }, true)).toEqual({
+      ok: false, reason: '"Closed Won" names 2 stages of pipeline "default" (Sales Pipeline): "closedwon", "closedwon_old"; send the stage\'s id',
+    });
+    const onlyDefault: FieldDefinition = { ...twice, options: twice.options!.filter((o) => typeof o !== 'string' && o.pipeline === 'default') };
+    expect(checkStage(onlyDefault, 'Closed Won', {}, { ...defs, dealstage: onlyDefault }, true)).toEqual({
+      ok: false, reason: '"Closed Won" names 2 stages ("closedwon" in "default" (Sales Pipeline), "closedwon_old" in "default" (Sales Pipeline)): send the stage\'s id',
+    });
+  });
+
   it('without normalize takes only the stage\'s and the pipeline\'s ids', () => {
     expect(checkValues({ dealstage: 'renewal_won', pipeline: 'renewals' }, defs, false).issues).toEqual([]);
     expect(checkValues({ dealstage: 'Closed Won', pipeline: 'renewals' }, defs, false).issues).toEqual([
