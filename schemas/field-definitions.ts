@@ -17,6 +17,8 @@ export type FieldType = (typeof FIELD_TYPES)[number];
 export const fieldOptionSchema = z.strictObject({
   value: z.string(),
   label: z.string().optional(),
+  /** A pipeline stage: the id of the pipeline it belongs to (see `pipelineField`). */
+  pipeline: z.string().optional(),
 });
 export type FieldOption = z.infer<typeof fieldOptionSchema>;
 
@@ -36,6 +38,12 @@ export const fieldDefinitionShape = {
   scale: z.number().int().nonnegative().optional(),
   /** The CRM does not let an integration write it (calculated, read-only). */
   readOnly: z.boolean().optional(),
+  /**
+   * enumeration of pipeline stages (HubSpot `dealstage`, `hs_pipeline_stage`): the field of the same
+   * object that holds the pipeline (`pipeline`, `hs_pipeline`). Its options carry their `pipeline`,
+   * and a stage is resolved within the pipeline an action gives (pipeline-stages.ts). Default none.
+   */
+  pipelineField: z.string().min(1).optional(),
 };
 
 /** One field's definition, as the file holds it. */

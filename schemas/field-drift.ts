@@ -27,6 +27,8 @@ export const DriftKind = {
   readOnly: 'read-only',
   /** An allowlisted field the CRM has and the file lacks. */
   added: 'added',
+  /** The stages now name their pipeline (the file checks a stage against every pipeline's stages). */
+  pipelines: 'pipelines',
 } as const;
 export type DriftKind = (typeof DriftKind)[keyof typeof DriftKind];
 
@@ -96,7 +98,19 @@ export function compareFieldDefinitions(file: FieldDefinitionsFile, pulled: Fiel
 
 type Add = (kind: DriftKind, severity: FieldDrift['severity'], detail: string, values?: string[]) => void;
 
+/** Text types narrower than `string` that a pull may type a field the file has as `string`. */
+const TEXT_KINDS: Record<string, string> = { email: 'an email address', phone: 'a phone number', url: 'a URL' };
+
 function compareField(was: FieldDefinition, is: FieldDefinition, inactive: { values: readonly string[]; refused: boolean } | undefined, add: Add): void {
+  // The file lets through text the CRM refuses at the write: nothing the file allows is lost.
+  if (was.type === 'string' && TEXT_KINDS[is.type] !== undefined) {
+    add(DriftKind.type, 'warning', `typed ${is.type} now (the file says string): text that is not ${TEXT_KINDS[is.type]} is refused by the CRM, not before the request`);
+    return;
+  }
+  if (is.type === 'string' && TEXT_KINDS[was.type] !== undefined) {
+    add(DriftKind.type, 'warning', `typed string now (the file says ${was.type}): the file still refuses text that is not ${TEXT_KINDS[was.type]}, the CRM would store it`);
+    return;
+  }
   if (was.type !== is.type) {
     add(DriftKind.type, 'problem', `type changed from ${was.type} (file) to ${is.type} (CRM): values the file allows and normalizes may be refused`);
     return;
@@ -106,6 +120,9 @@ function compareField(was: FieldDefinition, is: FieldDefinition, inactive: { val
     else add(DriftKind.readOnly, 'warning', 'writable now: the file still refuses every value of it');
   }
   if (was.type === 'enumeration') compareOptions(was, is, inactive, add);
+  if (was.type === 'enumeration' && was.pipelineField === undefined && is.pipelineField !== undefined) {
+    add(DriftKind.pipelines, 'warning', `its stages now keep their pipeline (${is.pipelineField}): the file checks a stage against every pipeline's stages, so a stage outside the action's pipeline reaches the CRM`);
+  }
   if (was.maxLength !== is.maxLength) {
     const shorter = is.maxLength !== undefined && (was.maxLength === undefined || is.maxLength < was.maxLength);
     const from = was.maxLength === undefined ? 'no limit' : String(was.maxLength);

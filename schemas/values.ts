@@ -21,6 +21,9 @@
  *   alone its midnight UTC, epoch ms its ISO form. Digits finer than a millisecond are refused
  *   unless zeros. Any other date text ("next Friday", "28/11/2026") is refused.
  *
+ * A pipeline stage (a definition with `pipelineField`) is resolved within the action's pipeline:
+ * see pipeline-stages.ts.
+ *
  * `normalized` lists a value only when its text changed: "12000" sent as the number 12000, or a
  * value already in the CRM's form, is not listed. Without `normalize` a value must already be in
  * the CRM's form (a date-time with any offset is). A null is sent as it is (it clears the field).
@@ -29,6 +32,7 @@
  */
 import { optionValues, type FieldDefinition, type FieldOption } from './field-definitions.js';
 import type { ValidationIssue } from './issues.js';
+import { checkStage } from './pipeline-stages.js';
 
 type Value = string | number | boolean | null;
 
@@ -352,7 +356,8 @@ export function checkValues(fields: Readonly<Record<string, unknown>>, definitio
       out[field] = value as Value;
       continue;
     }
-    const r = checkValue(d, value, normalize);
+    // A pipeline stage is resolved within the pipeline the same action gives (pipeline-stages.ts).
+    const r = checkStage(d, value, fields, definitions!, normalize) ?? checkValue(d, value, normalize);
     if (!r.ok) {
       issues.push({ path: `fields.${field}`, message: r.reason });
       continue;

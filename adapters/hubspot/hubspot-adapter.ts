@@ -14,6 +14,7 @@ import { engineObjects, objectSpec, requestGate, resolveParents, writeInOrder, t
 import { HUBSPOT_SDK, loadVendorSdk } from '../kit/vendor-sdk.js';
 import type { HubSpotObjectConfig } from './hubspot-config.js';
 import { classifyHubSpotError, classifyHubSpotItemError, readableResponses, refusedInputError, refusedValuesOf } from './hubspot-errors.js';
+import { hubspotEngineDefinitions } from './hubspot-fields.js';
 import type { BatchResult, HubSpotClientLike, ResultObject, Traced } from './hubspot-client.js';
 import { resolveHubSpotOptions, type HubSpotAdapterOptions } from './hubspot-options.js';
 import { LINK_NOT_FOUND, writeLinks, type LinkIo, type LinkProgress } from './hubspot-links.js';
@@ -183,7 +184,7 @@ export function hubspotAdapter(options: HubSpotAdapterOptions): CrmAdapter {
   return {
     name: VENDOR,
     capabilities: { maxBatch: 100, nativeActivityUpsert: false },
-    objects: engineObjects(o.objects, { ...(o.fieldDefinitions ? { definitions: o.fieldDefinitions } : {}), vendor: 'hubspotAdapter' }),
+    objects: engineObjects(o.objects, { definitions: hubspotEngineDefinitions(o.objects, o.fieldDefinitions), vendor: 'hubspotAdapter' }),
 
     async upsertRecords(object: string, writes: RecordWrite[], context?: BatchContext): Promise<WriteResult[]> {
       const c = config(object, 'record');

@@ -168,7 +168,7 @@ export interface RefusedValue {
 // The refused value as each known message quotes it (propertyValue is not always sent).
 const VALUE_IN_MESSAGE: RegExp[] = [
   /^(.*) was not one of the allowed options/s, /^(.*) was not a valid (?:number|date|long)/s, /^(.*) is at .* UTC, not midnight!$/s,
-  /^"(.*)" includes leading or trailing whitespace/s, /^Email address (.*) is invalid/s,
+  /^"(.*)" includes leading or trailing whitespace/s, /^Email address (.*) is invalid/s, /^(.*) is not a valid pipeline stage ID/s,
 ];
 
 /** The property errors listed as JSON inside a VALIDATION_ERROR's message (`Property values were not valid: [...]`). */
@@ -194,6 +194,24 @@ export function refusedValuesIn(message: string | undefined): RefusedValue[] {
 /** What the definitions file would have caught, had it been current. */
 export const STALE_DEFINITIONS = 'the field definitions may be stale: run `crm-upsert schema pull`';
 
+/** The pipeline property beside each stage property. */
+const PIPELINE_OF_STAGE: Record<string, string> = { dealstage: 'pipeline', hs_pipeline_stage: 'hs_pipeline' };
+
+// Refusals a newer pull can turn into a refusal before any request: a changed option list or
+// type, a property made read-only. Not INVALID_EMAIL (a contact's email is checked as an address
+// with or without a file: HubSpot's own check is stricter than any file) nor a stage outside the
+// record's pipeline (the file cannot know which pipeline a deal already is in).
+const STALE_CODES = new Set(['INVALID_OPTION', 'INVALID_INTEGER', 'INVALID_LONG', 'INVALID_DATE', 'INVALID_DATETIME', 'LEADING_TRAILING_WHITESPACE', 'READ_ONLY_VALUE']);
+
+const outsidePipeline = (r: RefusedValue) => r.code === 'INVALID_OPTION' && PIPELINE_OF_STAGE[r.name] !== undefined && /is not a valid pipeline stage ID/i.test(r.message);
+
+/** What to do about these refused values: `; <hint>`, or '' when neither a pull nor the pipeline would help. */
+export function refusalHint(refused: readonly RefusedValue[]): string {
+  const stage = refused.find(outsidePipeline);
+  if (stage) return `; a stage must be one of the record's pipeline's stages: send ${PIPELINE_OF_STAGE[stage.name]} with ${stage.name}, or a stage of the pipeline the record is in`;
+  return refused.some((r) => STALE_CODES.has(r.code)) ? `; ${STALE_DEFINITIONS}` : '';
+}
+
 /** `lifecyclestage = "client" (INVALID_OPTION: client was not one of the allowed options: [...])`, each refused value. */
 export const describeRefused = (refused: readonly RefusedValue[]) =>
   refused.map((r) => `${r.name}${r.value !== undefined ? ` = ${JSON.stringify(r.value)}` : ''} (${r.code}: ${r.message})`).join('; ');
@@ -209,7 +227,7 @@ export const refusedValuesOf = (err: unknown): RefusedValue[] => (err instanceof
 const fieldOf = (refused: readonly RefusedValue[]) => (new Set(refused.map((r) => r.name)).size === 1 ? { field: refused[0]!.name } : {});
 
 export function refusedInputError(refused: readonly RefusedValue[], from: CrmError): CrmError {
-  return new CrmError(`HubSpot refused ${describeRefused(refused)}${from.correlationId ? ` (correlationId ${from.correlationId})` : ''}; ${STALE_DEFINITIONS}`, {
+  return new CrmError(`HubSpot refused ${describeRefused(refused)}${from.correlationId ? ` (correlationId ${from.correlationId})` : ''}${refusalHint(refused)}`, {
     vendor: VENDOR, kind: CrmErrorKind.permanent, status: from.status, vendorCode: refused[0]?.code, correlationId: from.correlationId, ...fieldOf(refused),
   });
 }
@@ -318,8 +336,8 @@ function fromApiException(err: ApiExceptionLike, context: HubSpotClassifyContext
     const refused = refusedValuesIn(b.message);
     if (refused.length > 0) {
       // The adapter places it on the inputs that sent these values; failing that, the engine splits.
-      const error = new CrmError(`HubSpot rejected the request (HTTP 400 VALIDATION_ERROR): refused ${describeRefused(refused)}${b.correlationId ? ` (correlationId ${b.correlationId})` : ''}; ${STALE_DEFINITIONS}`, {
-        ...base, kind: CrmErrorKind.permanent, splittable: true, vendorCode: refused[0]!.code,
+      const error = new CrmError(`HubSpot rejected the request (HTTP 400 VALIDATION_ERROR): refused ${describeRefused(refused)}${b.correlationId ? ` (correlationId ${b.correlationId})` : ''}${refusalHint(refused)}`, {
+        ...base, kind: CrmErrorKind.permanent, splittable: true, vendorCode: refused[0]!.code, ...fieldOf(refused),
       });
       refusedOf.set(error, refused);
       return error;
@@ -378,7 +396,7 @@ export function classifyHubSpotItemError(e: HubSpotErrorBody): CrmError {
   }
   const refused = refusedValuesIn(e.message);
   if (refused.length > 0) {
-    return new CrmError(`HubSpot refused ${describeRefused(refused)}${e.correlationId ? ` (correlationId ${e.correlationId})` : ''}; ${STALE_DEFINITIONS}`, { ...base, kind: CrmErrorKind.permanent, vendorCode: refused[0]!.code, ...fieldOf(refused) });
+    return new CrmError(`HubSpot refused ${describeRefused(refused)}${e.correlationId ? ` (correlationId ${e.correlationId})` : ''}${refusalHint(refused)}`, { ...base, kind: CrmErrorKind.permanent, vendorCode: refused[0]!.code, ...fieldOf(refused) });
   }
   return new CrmError(`HubSpot rejected this input: ${text}`, { ...base, kind: CrmErrorKind.permanent });
 }

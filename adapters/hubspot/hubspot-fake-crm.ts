@@ -212,8 +212,10 @@ export class FakeHubSpotCrm {
     return errorBody(400, 'VALIDATION_ERROR', `Unable to infer object type from: ${type}`);
   }
 
-  /** Problems with one input's properties, as HubSpot words them; null when valid. */
-  private invalidProperties(store: ObjectStore, props: Body, creating: boolean): { message: string; extra: Body } | null {
+  /** Problems with one input's properties, as HubSpot words them; null when valid. `record`: the one it updates. */
+  private invalidProperties(store: ObjectStore, props: Body, creating: boolean, record?: StoredRecord): { message: string; extra: Body } | null {
+    // A stage written alone is held to the pipeline the deal is in.
+    const siblings = record?.properties.get('pipeline') && props.pipeline === undefined ? { ...props, pipeline: record.properties.get('pipeline') } : props;
     const values: PropertyProblem[] = [];
     for (const name of Object.keys(props)) {
       const def = store.properties.get(name);
@@ -221,7 +223,7 @@ export class FakeHubSpotCrm {
       if (def.readOnly || def.calculated) return refused([{ name, error: 'READ_ONLY_VALUE', message: `"${name}" is a read only property; its value cannot be set.` }]);
       const v = props[name];
       if (v !== null && typeof v === 'object') return refused([{ name, error: 'INVALID_OPTION', message: `${JSON.stringify(v)} is not a valid value for "${name}"` }]);
-      const problem = v === null || v === undefined ? null : checkPropertyValue(name, def, String(v), this.pipelines, props);
+      const problem = v === null || v === undefined ? null : checkPropertyValue(name, def, String(v), this.pipelines, siblings);
       if (problem) values.push(problem);
     }
     if (values.length > 0) return refused(values);
@@ -302,7 +304,7 @@ export class FakeHubSpotCrm {
     }
     // Real HubSpot fails the whole upsert batch on one bad property: the engine splits to isolate it.
     for (const input of parsed) {
-      const problem = this.invalidProperties(store, asBody(input.properties), false);
+      const problem = this.invalidProperties(store, asBody(input.properties), false, this.byProperty(store, input.idProperty as string, input.id as string));
       if (problem) return errorBody(400, 'VALIDATION_ERROR', problem.message, problem.extra);
     }
     // HubSpot fails the whole upsert batch with a 409 naming only the first conflict.
@@ -345,7 +347,8 @@ export class FakeHubSpotCrm {
     if (!store) return this.unknownType(type);
     const parsed = inputs.map(asBody);
     for (const input of parsed) {
-      const problem = this.invalidProperties(store, asBody(input.properties), false);
+      const record = this.find(store, String(input.id ?? ''), typeof input.idProperty === 'string' ? input.idProperty : undefined);
+      const problem = this.invalidProperties(store, asBody(input.properties), false, record);
       if (problem) return errorBody(400, 'VALIDATION_ERROR', problem.message, problem.extra);
     }
     const t = this.now();

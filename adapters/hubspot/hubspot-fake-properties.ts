@@ -19,10 +19,15 @@
  *   properties").
  * - `dealstage` and `pipeline` list no options (`externalOptions: true`): their values are the
  *   pipelines' and stages' ids from GET /crm/v3/pipelines/deals (botpress/botpress#15354).
+ * - A stage outside the deal's pipeline: INVALID_OPTION "registered is not a valid pipeline stage
+ *   ID. Valid options are: pipelineId=default : [appointmentscheduled, ...]", with no
+ *   `propertyValue` (a real 400 body quoted in a public test suite's mock of a deal create).
+ * - A deal created without `pipeline` is in the default pipeline ("If a pipeline isn't specified,
+ *   the default pipeline will be used", developers.hubspot.com CRM deals guide).
  * Inferred, not seen in a real answer: the wording for a date string that does not parse
- * ("next Friday was not a valid date."), INVALID_EMAIL's wording, a stage refused with
- * INVALID_OPTION listing the pipeline's stage ids, and that a batch names the first bad input's
- * problems only.
+ * ("next Friday was not a valid date."), INVALID_EMAIL's wording, that an update without
+ * `pipeline` holds the stage to the pipeline the deal is in, that the stage wording is the same
+ * when `pipeline` is written beside it, and that a batch names the first bad input's problems only.
  */
 
 /** An option of an enumeration property, as GET /crm/v3/properties answers it. */
@@ -165,14 +170,14 @@ const notMidnight = (v: string): string => {
   return `${v} is at ${t.getUTCHours()}:${t.getUTCMinutes()}:${t.getUTCSeconds()}.${String(t.getUTCMilliseconds()).padStart(3, '0')} UTC, not midnight!`;
 };
 
+/** The id of the pipeline a deal is created in when none is written. */
+export const DEFAULT_PIPELINE_ID = 'default';
+
 /** The values an enumeration takes: its options, or for `dealstage` / `pipeline` the pipelines' ids. */
-export function allowedValues(name: string, def: PropertyDef, pipelines: readonly FakePipeline[], pipelineId?: string): string[] | undefined {
+export function allowedValues(name: string, def: PropertyDef, pipelines: readonly FakePipeline[], pipelineId: string = DEFAULT_PIPELINE_ID): string[] | undefined {
   if (!def.externalOptions) return def.options.map((o) => o.value);
   if (name === 'pipeline') return pipelines.map((p) => p.id);
-  if (name === 'dealstage') {
-    const scope = pipelineId === undefined ? pipelines : pipelines.filter((p) => p.id === pipelineId);
-    return scope.flatMap((p) => p.stages.map((s) => s.id));
-  }
+  if (name === 'dealstage') return pipelines.filter((p) => p.id === pipelineId).flatMap((p) => p.stages.map((s) => s.id));
   // Owners and other external lists the fake does not hold: any value.
   return undefined;
 }
@@ -180,7 +185,7 @@ export function allowedValues(name: string, def: PropertyDef, pipelines: readonl
 /**
  * Whether HubSpot accepts `raw` as the value of property `name`; the problem as HubSpot words it
  * when not. `''` clears a property of any type. `siblings` are the other values of the same input
- * (a stage is checked against the pipeline written beside it).
+ * (a stage is checked against the pipeline written beside it, else the deal's own, else the default).
  */
 export function checkPropertyValue(name: string, def: PropertyDef, raw: string, pipelines: readonly FakePipeline[], siblings: Record<string, unknown> = {}): PropertyProblem | null {
   if (raw === '') return null;
@@ -204,6 +209,9 @@ export function checkPropertyValue(name: string, def: PropertyDef, raw: string, 
       if (!allowed) return null;
       const values = def.fieldType === 'checkbox' ? raw.split(';') : [raw];
       const bad = values.find((v) => !allowed.includes(v));
+      if (bad !== undefined && name === 'dealstage') {
+        return { name, error: 'INVALID_OPTION', message: `${bad} is not a valid pipeline stage ID. Valid options are: pipelineId=${pipeline ?? DEFAULT_PIPELINE_ID} : [${allowed.join(', ')}]` };
+      }
       return bad === undefined ? null : problem('INVALID_OPTION', `${bad} was not one of the allowed options: [${allowed.join(', ')}]`);
     }
     default:

@@ -5,13 +5,19 @@
  * `dealstage` and `pipeline` (and a ticket's `hs_pipeline_stage` / `hs_pipeline`) have
  * `externalOptions: true` and list no options: their values are the ids of GET
  * /crm/v3/pipelines/{objectType}, so they are read from there. Taking the empty `options` at its
- * word would refuse every stage (botpress/botpress#15354). Other external lists (owners) are not
- * read: such a property is a string, checked by HubSpot alone.
+ * word would refuse every stage (botpress/botpress#15354). Each stage keeps the id of its pipeline
+ * and the stage field names its pipeline field: two pipelines may each have a "Closed Won", and
+ * a stage is only valid in its own pipeline (schemas/pipeline-stages.ts). Other external lists
+ * (owners) are not read: such a property is a string, checked by HubSpot alone.
+ *
+ * A contact's `email` is typed `string`, but HubSpot refuses anything that is not an address
+ * (INVALID_EMAIL): it is defined as an `email`, trimmed and checked before anything is sent.
+ * `hs_additional_emails` stays as HubSpot describes it: a `;`-joined list HubSpot manages itself.
  */
 import type { FieldDefinition, FieldDefinitionsFile, FieldOption } from '../../schemas/field-definitions.js';
 import { CrmError } from '../../src/errors.js';
 import type { RawResponse } from './hubspot-client.js';
-import type { HubSpotConfig } from './hubspot-config.js';
+import type { HubSpotConfig, HubSpotObjectConfig } from './hubspot-config.js';
 import { classifyHubSpotError, readJsonAnswer } from './hubspot-errors.js';
 
 /** The one call pullFields makes (`Client.apiRequest` of @hubspot/api-client satisfies it). */
@@ -40,20 +46,35 @@ export interface HubSpotPipeline {
 
 /** Properties whose values are pipeline ids or stage ids. */
 const PIPELINE_PROPERTIES: Record<string, 'pipeline' | 'stage'> = { pipeline: 'pipeline', dealstage: 'stage', hs_pipeline: 'pipeline', hs_pipeline_stage: 'stage' };
+/** Each stage property's pipeline property. */
+const PIPELINE_OF_STAGE: Record<string, string> = { dealstage: 'pipeline', hs_pipeline_stage: 'hs_pipeline' };
+
+/** The object types whose `email` property holds the record's email address (contacts, by name and by id). */
+const EMAIL_OBJECT_TYPES = new Set(['contacts', 'contact', '0-1']);
+
+/** Whether HubSpot checks `name` of `objectType` as an email address although its type is `string`. */
+export const isHubSpotEmail = (objectType: string | undefined, name: string): boolean =>
+  name === 'email' && objectType !== undefined && EMAIL_OBJECT_TYPES.has(objectType.toLowerCase());
 
 const option = (value: string, label: string | undefined): FieldOption => (label !== undefined && label !== '' ? { value, label } : { value });
 
-/** Pipeline or stage ids (labels kept) of the live pipelines, in HubSpot's order, each id once. */
+/** Pipeline ids, or stage ids with their pipeline's id, of the live pipelines in HubSpot's order (labels kept). */
 function pipelineOptions(kind: 'pipeline' | 'stage', pipelines: readonly HubSpotPipeline[]): FieldOption[] {
   const live = pipelines.filter((p) => !p.archived);
-  const all = kind === 'pipeline' ? live.map((p) => option(p.id, p.label)) : live.flatMap((p) => (p.stages ?? []).filter((s) => !s.archived).map((s) => option(s.id, s.label)));
-  const seen = new Set<string>();
-  return all.filter((o) => !seen.has(o.value) && seen.add(o.value));
+  if (kind === 'pipeline') {
+    const seen = new Set<string>();
+    return live.map((p) => option(p.id, p.label)).filter((o) => !seen.has(o.value) && seen.add(o.value));
+  }
+  return live.flatMap((p) => (p.stages ?? []).filter((s) => !s.archived).map((s) => ({ ...option(s.id, s.label), pipeline: p.id })));
 }
 
-/** One HubSpot property as a field definition; `pipelines` are the object's, for its pipeline and stage properties. */
-export function hubspotFieldDefinition(p: HubSpotProperty, pipelines: readonly HubSpotPipeline[] = []): FieldDefinition {
+/**
+ * One HubSpot property as a field definition; `pipelines` are the object's, for its pipeline and
+ * stage properties; `objectType` tells a contact's `email` (an address) from any other string.
+ */
+export function hubspotFieldDefinition(p: HubSpotProperty, pipelines: readonly HubSpotPipeline[] = [], objectType?: string): FieldDefinition {
   const readOnly = p.modificationMetadata?.readOnlyValue === true || p.calculated === true ? { readOnly: true } : {};
+  if (isHubSpotEmail(objectType, p.name) && (p.type === 'string' || p.type === undefined)) return { type: 'email', ...readOnly };
   switch (p.type) {
     case 'number':
       return { type: 'number', ...readOnly };
@@ -70,11 +91,29 @@ export function hubspotFieldDefinition(p: HubSpotProperty, pipelines: readonly H
       const pipelineKind = PIPELINE_PROPERTIES[p.name];
       if (p.externalOptions && !pipelineKind) return { type: 'string', ...readOnly };
       const options = p.externalOptions ? pipelineOptions(pipelineKind!, pipelines) : (p.options ?? []).filter((o) => !o.hidden).map((o) => option(o.value, o.label));
-      return { type: 'enumeration', options, ...(p.fieldType === 'checkbox' ? { multiple: true } : {}), ...readOnly };
+      const stageOf = p.externalOptions && pipelineKind === 'stage' ? { pipelineField: PIPELINE_OF_STAGE[p.name]! } : {};
+      return { type: 'enumeration', options, ...(p.fieldType === 'checkbox' ? { multiple: true } : {}), ...stageOf, ...readOnly };
     }
     default:
       return { type: 'string', ...readOnly };
   }
+}
+
+/**
+ * The definitions the engine checks values against: the pulled file's, with a contact's allowlisted
+ * `email` an email address even when no file is loaded or the file (pulled before) says `string`.
+ * HubSpot refuses any other value, taking its batch with it, so this check costs nothing it would
+ * have accepted. Definitions written by hand in the config still win (engineObjects).
+ */
+export function hubspotEngineDefinitions(objects: Readonly<Record<string, HubSpotObjectConfig>>, file?: FieldDefinitionsFile): Pick<FieldDefinitionsFile, 'objects'> | undefined {
+  const out: FieldDefinitionsFile['objects'] = { ...file?.objects };
+  for (const [name, c] of Object.entries(objects)) {
+    if (!c.fields.includes('email') || !isHubSpotEmail(c.objectType, 'email')) continue;
+    const pulled = out[name]?.email;
+    if (pulled && pulled.type !== 'string') continue;
+    out[name] = { ...out[name], email: { ...pulled, type: 'email' } };
+  }
+  return Object.keys(out).length > 0 ? { objects: out } : undefined;
 }
 
 async function getJson(client: HubSpotRawClient, path: string): Promise<unknown> {
@@ -117,7 +156,7 @@ export async function pullHubSpotFields(hs: HubSpotConfig, options: { client: Hu
       const p = byName.get(field);
       if (!p) continue;
       const needsPipelines = p.type === 'enumeration' && p.externalOptions === true && PIPELINE_PROPERTIES[p.name] !== undefined;
-      fields[field] = hubspotFieldDefinition(p, needsPipelines ? await pipelinesOf(spec.objectType) : []);
+      fields[field] = hubspotFieldDefinition(p, needsPipelines ? await pipelinesOf(spec.objectType) : [], spec.objectType);
     }
     objects[object] = fields;
   }

@@ -10,6 +10,7 @@ import { ConfigError } from '../../src/errors.js';
 import { loadFieldDefinitions } from '../../src/field-definitions.js';
 import type { FieldDefinitionsFile } from '../../schemas/field-definitions.js';
 import { engineObjects } from '../kit/adapter-kit.js';
+import { hubspotEngineDefinitions } from './hubspot-fields.js';
 import { localRateBudget, type RateBudget } from '../../src/rate-budget.js';
 import type { HubSpotClientLike } from './hubspot-client.js';
 
@@ -33,7 +34,7 @@ export interface HubSpotAdapterOptions {
   /**
    * What each allowlisted field accepts (crm-upsert.fields.json from `crm-upsert schema pull`, parsed
    * or its path): values are checked and normalized before anything is claimed. Default: none
-   * (field names are checked, values are not).
+   * (field names are checked, values are not, except a contact's `email`, always an address).
    */
   fieldDefinitions?: FieldDefinitionsFile | string;
 }
@@ -96,7 +97,7 @@ export function resolveHubSpotOptions(options: HubSpotAdapterOptions, env: NodeJ
     }
   }
   const fieldDefinitions = o.fieldDefinitions === undefined ? undefined : loadFieldDefinitions(o.fieldDefinitions, 'hubspot');
-  linkLevels(engineObjects(o.objects, { ...(fieldDefinitions ? { definitions: fieldDefinitions } : {}), vendor: 'hubspotAdapter' }), 'hubspotAdapter');
+  linkLevels(engineObjects(o.objects, { definitions: hubspotEngineDefinitions(o.objects, fieldDefinitions), vendor: 'hubspotAdapter' }), 'hubspotAdapter');
   const accessToken = o.accessToken ?? (env.HUBSPOT_ACCESS_TOKEN || undefined);
   if (!o.client && !accessToken) {
     throw new ConfigError('hubspotAdapter needs a private-app access token: set HUBSPOT_ACCESS_TOKEN (or pass accessToken, or an injected client)');

@@ -130,7 +130,7 @@ export async function writeInOrder<W, T>(writes: readonly W[], prepare: (write: 
  */
 export function engineObjects(
   objects: Readonly<Record<string, { kind: Kind; fields: readonly string[]; parents?: Record<string, unknown>; links?: Record<string, unknown>; definitions?: readonly InlineFieldDefinition[]; readFields?: readonly string[]; lookupBy?: readonly string[] }>>,
-  options: { slotted?: boolean; definitions?: FieldDefinitionsFile; vendor?: string } = {},
+  options: { slotted?: boolean; definitions?: Pick<FieldDefinitionsFile, 'objects'>; vendor?: string } = {},
 ): Record<string, ObjectSpec> {
   const out: Record<string, ObjectSpec> = {};
   for (const [name, c] of Object.entries(objects)) {

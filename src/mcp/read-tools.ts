@@ -102,7 +102,7 @@ export const describedFieldSchema = z.object({
   name: z.string(),
   writable: z.boolean().describe('On the write tool\'s allowlist and not read-only in the CRM.'),
   readable: z.boolean().describe('Answered by get_<object>.'),
-  type: z.enum(FIELD_TYPES).optional().describe('What the CRM stores (from its field definitions; absent when none was loaded).'),
+  type: z.enum(FIELD_TYPES).optional().describe('What the CRM stores (from its field definitions, and the checks an adapter always makes, such as a HubSpot contact\'s email; absent otherwise).'),
   allowed: z.array(z.string()).optional().describe('enumeration: the allowed values (labels are accepted too).'),
   allowedCount: z.number().int().optional().describe('enumeration: how many values there are when more than the ones listed.'),
   labels: z.record(z.string(), z.string()).optional().describe('enumeration: value -> label, where they differ.'),

@@ -180,7 +180,8 @@ export const MAX_ADVERTISED_OPTIONS = 250;
  */
 export function fieldRule(name: string, d: FieldDefinition, base: { description?: string } = {}): Record<string, unknown> {
   const about = base.description ?? `Property "${name}".`;
-  const labels = (d.options ?? []).flatMap((o) => (typeof o !== 'string' && o.label && o.label !== o.value ? [`${o.value} = ${o.label}`] : []));
+  // A stage names its pipeline: two pipelines may each have a "Closed Won".
+  const labels = (d.options ?? []).flatMap((o) => (typeof o !== 'string' && o.label && o.label !== o.value ? [`${o.value} = ${o.label}${o.pipeline !== undefined ? ` (pipeline ${o.pipeline})` : ''}`] : []));
   const values = optionValues(d);
   switch (d.type) {
     case 'enumeration': {

@@ -65,9 +65,11 @@ describe('crm-upsert check-setup: field definitions drift, lookupBy and readFiel
     expect(out).toMatch(line('PROBLEM', 'contacts.favorite_color', 'the CRM no longer has it'));
     expect(out).toMatch(line('WARNING', 'contacts.jobtitle', 'the CRM has it \\(string\\), the file does not'));
     expect(out).toMatch(line('PROBLEM', 'deals.dealstage', '1 option removed in the CRM: legacy_stage'));
+    expect(out).toMatch(line('WARNING', 'deals.dealstage', 'its stages now keep their pipeline \\(pipeline\\)'));
+    expect(out).toMatch(line('WARNING', 'contacts.email', 'typed email now \\(the file says string\\)'));
     expect(out).not.toMatch(/deals\.(dealname|amount) \(field definitions\)/);
     expect(out).toContain(`Fix: run \`crm-upsert schema pull --out ${fields}\` to refresh the file, then review and commit it`);
-    expect(result.stderr).toMatch(/checks failed \(3 warnings\)/);
+    expect(result.stderr).toMatch(/checks failed \(5 warnings\)/);
     expect(fake.counts()).toEqual({ 'GET /crm/v3/properties/contacts': 1, 'GET /crm/v3/properties/deals': 1, 'GET /crm/v3/pipelines/deals': 1 });
   });
 
@@ -76,7 +78,7 @@ describe('crm-upsert check-setup: field definitions drift, lookupBy and readFiel
     const dir = tempDir();
     const fields = writeFields(dir, {
       crm: 'hubspot', apiVersion: 'crm/v3',
-      objects: { contact: { email: { type: 'string' }, lifecyclestage: { type: 'enumeration', options: opts('lead', 'customer') } } },
+      objects: { contact: { email: { type: 'email' }, lifecyclestage: { type: 'enumeration', options: opts('lead', 'customer') } } },
     });
     const objects = { contact: { kind: 'record', objectType: 'contacts', idProperty: 'ai_external_id', fields: ['email', 'lifecyclestage'] } };
     const config = writeHubSpotConfig(dir, basePath, { fieldDefinitions: fields }, { objects });

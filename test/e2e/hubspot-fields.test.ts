@@ -3,7 +3,7 @@ import { hubspotCli } from '../../adapters/hubspot/hubspot-cli.js';
 import type { HubSpotConfig } from '../../adapters/hubspot/hubspot-config.js';
 import { fakeHubSpot, type FakeHubSpot } from '../../adapters/testing/index.js';
 import { ConfigError } from '../../src/errors.js';
-import { formatFieldDefinitions } from '../../schemas/field-definitions.js';
+import { fieldDefinitionsFileSchema, formatFieldDefinitions } from '../../schemas/field-definitions.js';
 
 const TOKEN = 'pat-na1-fields-test-7d1e';
 const now = new Date('2026-12-05T23:59:59Z');
@@ -11,7 +11,7 @@ const STAGES = [
   { value: 'appointmentscheduled', label: 'Appointment Scheduled' }, { value: 'qualifiedtobuy', label: 'Qualified To Buy' },
   { value: 'presentationscheduled', label: 'Presentation Scheduled' }, { value: 'decisionmakerboughtin', label: 'Decision Maker Bought-In' },
   { value: 'contractsent', label: 'Contract Sent' }, { value: 'closedwon', label: 'Closed Won' }, { value: 'closedlost', label: 'Closed Lost' },
-];
+].map((s) => ({ ...s, pipeline: 'default' }));
 
 describe('hubspotCli.pullFields against fakeHubSpot over loopback (real @hubspot/api-client)', () => {
   let fake: FakeHubSpot;
@@ -48,23 +48,30 @@ describe('hubspotCli.pullFields against fakeHubSpot over loopback (real @hubspot
     expect(file.objects.deal).toEqual({
       dealname: { type: 'string' },
       amount: { type: 'number' },
-      dealstage: { type: 'enumeration', options: STAGES },
+      dealstage: { type: 'enumeration', options: STAGES, pipelineField: 'pipeline' },
       pipeline: { type: 'enumeration', options: [{ value: 'default', label: 'Sales Pipeline' }] },
       closedate: { type: 'date' },
       ai_tags: { type: 'enumeration', options: ['renewal', { value: 'upsell', label: 'Upsell' }].map((o) => (typeof o === 'string' ? { value: o, label: o } : o)), multiple: true },
       ai_score: { type: 'number', readOnly: true },
     });
+    expect(file.objects.contact!.email).toEqual({ type: 'email' });
     expect(file.objects.note).toEqual({ hs_note_body: { type: 'string' }, hs_timestamp: { type: 'datetime' } });
     expect(file.objects.task!.hs_task_status!.options!.map((o) => (typeof o === 'string' ? o : o.value))).toEqual(['NOT_STARTED', 'IN_PROGRESS', 'WAITING', 'COMPLETED', 'DEFERRED']);
     expect(file.objects.company!.industry!.options).toContainEqual({ value: 'COMPUTER_SOFTWARE', label: 'Computer Software' });
   });
 
-  it('gives dealstage the stages of every pipeline and pipeline every pipeline id', async () => {
+  it('gives dealstage the stages of every pipeline, each keeping its pipeline, and pipeline every pipeline id', async () => {
     const hs = await open();
-    fake.definePipeline({ id: '7654321', label: 'Renewals', stages: [{ id: '1122', label: 'Renewal due' }, { id: '1123', label: 'Renewed', closed: true, probability: 1 }] });
+    fake.definePipeline({ id: '7654321', label: 'Renewals', stages: [{ id: '1122', label: 'Renewal due' }, { id: '1123', label: 'Closed Won', closed: true, probability: 1 }] });
     const file = await pull(hs);
-    expect(file.objects.deal!.dealstage!.options).toEqual([...STAGES, { value: '1122', label: 'Renewal due' }, { value: '1123', label: 'Renewed' }]);
+    expect(file.objects.deal!.dealstage).toEqual({
+      type: 'enumeration', pipelineField: 'pipeline',
+      options: [...STAGES, { value: '1122', label: 'Renewal due', pipeline: '7654321' }, { value: '1123', label: 'Closed Won', pipeline: '7654321' }],
+    });
     expect(file.objects.deal!.pipeline!.options).toEqual([{ value: 'default', label: 'Sales Pipeline' }, { value: '7654321', label: 'Renewals' }]);
+    // The file as written keeps them, and loads again.
+    const written = JSON.parse(formatFieldDefinitions(file)) as typeof file;
+    expect(fieldDefinitionsFileSchema.parse(written).objects.deal!.dealstage!.options).toContainEqual({ value: '1123', label: 'Closed Won', pipeline: '7654321' });
   });
 
   it('is deterministic: two pulls format to the same bytes', async () => {

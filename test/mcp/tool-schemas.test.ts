@@ -61,8 +61,9 @@ describe('advertisedSchema', () => {
 
 describe('advertisedSchema with field definitions', () => {
   const spec: ObjectSpec = {
-    kind: 'record', fields: ['lifecyclestage', 'closedate', 'amount', 'industry', 'email'],
+    kind: 'record', fields: ['lifecyclestage', 'closedate', 'amount', 'industry', 'email', 'dealstage'],
     definitions: {
+      dealstage: { type: 'enumeration', pipelineField: 'pipeline', options: [{ value: 'closedwon', label: 'Closed Won', pipeline: 'default' }, { value: 'renewal_won', label: 'Closed Won', pipeline: 'renewals' }] },
       lifecyclestage: { type: 'enumeration', options: [{ value: 'lead', label: 'Lead' }, { value: 'customer', label: 'Customer' }] },
       closedate: { type: 'date' },
       amount: { type: 'number' },
@@ -77,6 +78,8 @@ describe('advertisedSchema with field definitions', () => {
   it('tells the model each defined field\'s rule: enumerations as enums with their labels, dates with their format', () => {
     expect(fields.lifecyclestage).toMatchObject({ type: 'string', enum: ['lead', 'customer'] });
     expect(fields.lifecyclestage!.description).toContain('lead = Lead; customer = Customer');
+    expect(fields.dealstage).toMatchObject({ type: 'string', enum: ['closedwon', 'renewal_won'] });
+    expect(fields.dealstage!.description).toContain('closedwon = Closed Won (pipeline default); renewal_won = Closed Won (pipeline renewals)');
     expect(fields.closedate).toMatchObject({ type: 'string', format: 'date' });
     expect(fields.amount).toMatchObject({ type: 'number' });
     expect(json.properties.fields.additionalProperties).toBe(false);

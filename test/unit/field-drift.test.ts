@@ -30,6 +30,11 @@ describe('compareFieldDefinitions', () => {
     ['a list unrestricted now', enumeration(['a'], { restricted: true }), enumeration(['a'], { restricted: false }), [{ kind: DriftKind.restricted, severity: 'warning' }]],
     ['multi-select now single-select', enumeration(['a'], { multiple: true }), enumeration(['a']), [{ kind: DriftKind.multiple, severity: 'problem' }]],
     ['single-select now multi-select', enumeration(['a']), enumeration(['a'], { multiple: true }), [{ kind: DriftKind.multiple, severity: 'warning' }]],
+    ['text typed as an email address now (the file lets more through)', { type: 'string' }, { type: 'email' }, [{ kind: DriftKind.type, severity: 'warning' }]],
+    ['an email address typed as text now (the file is narrower)', { type: 'email' }, { type: 'string' }, [{ kind: DriftKind.type, severity: 'warning' }]],
+    ['an email address typed as a number now', { type: 'email' }, { type: 'number' }, [{ kind: DriftKind.type, severity: 'problem' }]],
+    ['stages that keep their pipeline now (a file pulled before)', enumeration(['a']), { ...enumeration(['a']), pipelineField: 'pipeline', options: [{ value: 'a', label: 'A', pipeline: 'default' }] },
+      [{ kind: DriftKind.pipelines, severity: 'warning' }]],
     ['nothing changed (labels and order aside)', enumeration(['a', 'b']), { type: 'enumeration', options: ['b', { value: 'a', label: 'Other label' }] }, []],
   ] as const)('reports %s', (_name, was, is, expected) => {
     expect(drift(was as FieldDefinition | undefined, is as FieldDefinition | undefined)).toEqual(expected);

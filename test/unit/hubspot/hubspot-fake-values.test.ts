@@ -34,7 +34,6 @@ describe('fakeHubSpot property values', () => {
     ['contacts', 'lifecyclestage', 'client', 'INVALID_OPTION', 'client was not one of the allowed options: [subscriber, lead, marketingqualifiedlead, salesqualifiedlead, opportunity, customer, evangelist, other]'],
     ['deals', 'closedate', 'next Friday', 'INVALID_DATE', 'next Friday was not a valid date.'],
     ['deals', 'closedate', '1635535135865', 'INVALID_DATE', '1635535135865 is at 19:18:55.865 UTC, not midnight!'],
-    ['deals', 'dealstage', 'Won!!', 'INVALID_OPTION', 'Won!! was not one of the allowed options: [appointmentscheduled, qualifiedtobuy, presentationscheduled, decisionmakerboughtin, contractsent, closedwon, closedlost]'],
     ['deals', 'amount', '$12,000', 'INVALID_INTEGER', '$12,000 was not a valid number.'],
     ['contacts', 'email', 'ana at northwind', 'INVALID_EMAIL', 'Email address ana at northwind is invalid'],
   ])('refuses %s.%s = %j with the whole batch: 400 %s', async (objectType, name, value, code, message) => {
@@ -44,6 +43,14 @@ describe('fakeHubSpot property values', () => {
     expect(detail(r)).toEqual([{ isValid: false, message, error: code, name, localizedErrorMessage: message, propertyValue: value }]);
     expect(r.body.errors).toEqual([{ message, code, context: { propertyName: [name] } }]);
     expect(fake.records(objectType)).toHaveLength(0);
+  });
+
+  it('refuses a stage outside the pipeline with HubSpot\'s pipeline wording and no propertyValue', async () => {
+    const r = await upsert('deals', { dealstage: 'Won!!' });
+    expect(r.status).toBe(400);
+    const message = 'Won!! is not a valid pipeline stage ID. Valid options are: pipelineId=default : [appointmentscheduled, qualifiedtobuy, presentationscheduled, decisionmakerboughtin, contractsent, closedwon, closedlost]';
+    expect(detail(r)).toEqual([{ isValid: false, message, error: 'INVALID_OPTION', name: 'dealstage', localizedErrorMessage: message }]);
+    expect(fake.records('deals')).toHaveLength(0);
   });
 
   it('refuses a note whose hs_timestamp is "28/11/2026 10:00" (a datetime takes ISO 8601 or epoch ms)', async () => {
@@ -89,11 +96,23 @@ describe('fakeHubSpot property values', () => {
     expect(fake.records('notes')).toHaveLength(2);
   });
 
-  it('holds a stage to the pipeline written beside it, and knows pipelines a test defines', async () => {
+  it('holds a stage to the pipeline written beside it, else the deal\'s own, else the default one, and knows pipelines a test defines', async () => {
     fake.definePipeline({ id: 'renewals', label: 'Renewals', stages: [{ id: 'renewal_open', label: 'Open' }, { id: 'renewal_won', label: 'Won', closed: true, probability: 1 }] });
-    expect((await upsert('deals', { pipeline: 'renewals', dealstage: 'closedwon' }, 'D-1')).status).toBe(400);
-    expect((await upsert('deals', { pipeline: 'renewals', dealstage: 'renewal_won' }, 'D-2')).status).toBe(200);
-    expect((await upsert('deals', { dealstage: 'renewal_open' }, 'D-3')).status).toBe(200);
+    const outside = await upsert('deals', { pipeline: 'renewals', dealstage: 'closedwon' }, 'D-1');
+    expect(outside.status).toBe(400);
+    expect(detail(outside)[0]).toMatchObject({ error: 'INVALID_OPTION', name: 'dealstage', message: 'closedwon is not a valid pipeline stage ID. Valid options are: pipelineId=renewals : [renewal_open, renewal_won]' });
+    expect((await upsert('deals', { pipeline: 'renewals', dealstage: 'renewal_open' }, 'D-2')).status).toBe(200);
+    // An update writing the stage alone: the deal is in `renewals`.
+    expect((await upsert('deals', { dealstage: 'renewal_won' }, 'D-2')).status).toBe(200);
+    const moved = await upsert('deals', { dealstage: 'closedwon' }, 'D-2');
+    expect(detail(moved)[0]).toMatchObject({ name: 'dealstage', message: expect.stringContaining('pipelineId=renewals : [renewal_open, renewal_won]') });
+    const byId = await call('POST', '/crm/v3/objects/deals/batch/update', { inputs: [{ id: fake.records('deals')[0]!.id, properties: { dealstage: 'closedlost' } }] });
+    expect(byId.status).toBe(400);
+    expect(fake.records('deals')[0]!.properties.dealstage).toBe('renewal_won');
+    // A create without a pipeline is in the default one.
+    const created = await upsert('deals', { dealstage: 'renewal_open' }, 'D-3');
+    expect(detail(created)[0]).toMatchObject({ message: expect.stringContaining('pipelineId=default : [appointmentscheduled,') });
+    expect((await upsert('deals', { dealstage: 'closedwon' }, 'D-3')).status).toBe(200);
   });
 
   it('holds a multi-select (checkbox) property a test defines to its options, values joined with ;', async () => {

@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { hubspotFieldDefinition, type HubSpotProperty } from '../../../adapters/hubspot/hubspot-fields.js';
+import type { HubSpotObjectConfig } from '../../../adapters/hubspot/hubspot-config.js';
+import type { FieldDefinition } from '../../../schemas/field-definitions.js';
+import { hubspotEngineDefinitions, hubspotFieldDefinition, type HubSpotProperty } from '../../../adapters/hubspot/hubspot-fields.js';
 
 const prop = (p: Partial<HubSpotProperty>): HubSpotProperty => ({ name: 'x', type: 'string', fieldType: 'text', ...p });
 
@@ -33,12 +35,47 @@ describe('hubspotFieldDefinition', () => {
     { id: 'gone', label: 'Gone', archived: true, stages: [{ id: 'gone_stage', label: 'Gone' }] },
     { id: '77', label: 'Renewals', stages: [{ id: '1001', label: 'Renewal due' }] },
   ];
-  it('gives dealstage the live stages of every live pipeline and pipeline the live pipeline ids', () => {
+  it('gives dealstage the live stages of every live pipeline, each with its pipeline, and pipeline the live pipeline ids', () => {
     expect(hubspotFieldDefinition(prop({ name: 'dealstage', type: 'enumeration', fieldType: 'radio', externalOptions: true, options: [] }), pipelines)).toEqual({
-      type: 'enumeration', options: [{ value: 'appointmentscheduled', label: 'Appointment Scheduled' }, { value: '1001', label: 'Renewal due' }],
+      type: 'enumeration', pipelineField: 'pipeline',
+      options: [{ value: 'appointmentscheduled', label: 'Appointment Scheduled', pipeline: 'default' }, { value: '1001', label: 'Renewal due', pipeline: '77' }],
+    });
+    expect(hubspotFieldDefinition(prop({ name: 'hs_pipeline_stage', type: 'enumeration', fieldType: 'select', externalOptions: true, options: [] }), pipelines)).toMatchObject({
+      pipelineField: 'hs_pipeline', options: [{ value: 'appointmentscheduled', pipeline: 'default' }, { value: '1001', pipeline: '77' }],
     });
     expect(hubspotFieldDefinition(prop({ name: 'pipeline', type: 'enumeration', fieldType: 'select', externalOptions: true, options: [] }), pipelines)).toEqual({
       type: 'enumeration', options: [{ value: 'default', label: 'Sales Pipeline' }, { value: '77', label: 'Renewals' }],
     });
+  });
+
+  it.each([
+    ['a contact\'s email', 'contacts', prop({ name: 'email' }), { type: 'email' }],
+    ['a contact\'s email, by object type id', '0-1', prop({ name: 'email' }), { type: 'email' }],
+    ['a contact\'s read-only email', 'contacts', prop({ name: 'email', modificationMetadata: { readOnlyValue: true } }), { type: 'email', readOnly: true }],
+    ['a contact\'s additional emails (a list HubSpot manages)', 'contacts', prop({ name: 'hs_additional_emails', fieldType: 'textarea' }), { type: 'string' }],
+    ['a company property named email', 'companies', prop({ name: 'email' }), { type: 'string' }],
+  ])('maps %s', (_what, objectType, p, expected) => {
+    expect(hubspotFieldDefinition(p, [], objectType)).toEqual(expected);
+  });
+});
+
+describe('hubspotEngineDefinitions', () => {
+  const objects: Record<string, HubSpotObjectConfig> = {
+    contact: { kind: 'record', objectType: 'contacts', idProperty: 'ai_external_id', fields: ['email', 'firstname'] },
+    company: { kind: 'record', objectType: 'companies', idProperty: 'ai_external_id', fields: ['email', 'name'] },
+    lead: { kind: 'record', objectType: '0-1', idProperty: 'ai_external_id', fields: ['firstname'] },
+  };
+  const file = (email: FieldDefinition) => ({ crm: 'hubspot', apiVersion: 'crm/v3', pulledAt: '2026-11-01', objects: { contact: { email, firstname: { type: 'string' as const } } } });
+
+  it('checks an allowlisted contact email as an address with no file, and nothing else', () => {
+    expect(hubspotEngineDefinitions(objects)).toEqual({ objects: { contact: { email: { type: 'email' } } } });
+    expect(hubspotEngineDefinitions({ lead: objects.lead! })).toBeUndefined();
+  });
+
+  it('turns a file\'s `string` contact email (pulled before) into an address, keeping its length, and leaves the rest of the file as it is', () => {
+    expect(hubspotEngineDefinitions(objects, file({ type: 'string', maxLength: 254 }))).toEqual({
+      objects: { contact: { email: { type: 'email', maxLength: 254 }, firstname: { type: 'string' } } },
+    });
+    expect(hubspotEngineDefinitions(objects, file({ type: 'email', readOnly: true }))!.objects.contact!.email).toEqual({ type: 'email', readOnly: true });
   });
 });

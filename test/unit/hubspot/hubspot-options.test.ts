@@ -51,7 +51,8 @@ describe('hubspotAdapter', () => {
     expect(adapter.name).toBe('hubspot');
     expect(adapter.capabilities).toEqual({ maxBatch: 100, nativeActivityUpsert: false });
     expect(adapter.objects).toEqual({
-      contact: { kind: 'record', fields: ['email', 'firstname'] },
+      // A contact's email is an address with or without a definitions file.
+      contact: { kind: 'record', fields: ['email', 'firstname'], definitions: { email: { type: 'email' } } },
       note: { kind: 'activity', fields: ['hs_note_body', 'hs_timestamp'], parents: ['contact'] },
     });
     expect(adapter.apiCalls()).toBe(0);

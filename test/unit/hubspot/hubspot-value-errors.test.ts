@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { classifyHubSpotError, classifyHubSpotItemError, refusedValuesIn, refusedValuesOf } from '../../../adapters/hubspot/hubspot-errors.js';
+import { classifyHubSpotError, classifyHubSpotItemError, refusalHint, refusedValuesIn, refusedValuesOf, STALE_DEFINITIONS } from '../../../adapters/hubspot/hubspot-errors.js';
 
 const list = (entries: Record<string, unknown>[]) => `Property values were not valid: ${JSON.stringify(entries)}`;
 const apiException = (body: unknown) => Object.assign(new Error('HTTP-Code: 400'), { code: 400, body, headers: {} });
@@ -11,6 +11,7 @@ describe('refusedValuesIn', () => {
     ['INVALID_DATE not midnight', { isValid: false, message: '1635535865 is at 22:18:55.865 UTC, not midnight!', error: 'INVALID_DATE', name: 'closedate' }, '1635535865'],
     ['LEADING_TRAILING_WHITESPACE', { isValid: false, message: '"Customer " includes leading or trailing whitespace.', error: 'LEADING_TRAILING_WHITESPACE', name: 'lifecyclestage' }, 'Customer '],
     ['INVALID_EMAIL', { isValid: false, message: 'Email address ana@ is invalid', error: 'INVALID_EMAIL', name: 'email' }, 'ana@'],
+    ['a stage outside its pipeline', { isValid: false, message: 'registered is not a valid pipeline stage ID. Valid options are: pipelineId=default : [appointmentscheduled, closedwon]', error: 'INVALID_OPTION', name: 'dealstage' }, 'registered'],
     ['an unknown wording (no value)', { isValid: false, message: 'something new', error: 'SOMETHING_NEW', name: 'x' }, undefined],
   ])('reads %s', (_what, entry, value) => {
     const [r] = refusedValuesIn(list([entry]));
@@ -43,5 +44,34 @@ describe('classifyHubSpotError on a refused value', () => {
 
   it('knows no refused values of an error that names none', () => {
     expect(refusedValuesOf(classifyHubSpotError(apiException({ status: 'error', category: 'VALIDATION_ERROR', message: 'Batch input limit exceeded' })))).toEqual([]);
+  });
+});
+
+describe('refusalHint: the stale-definitions hint only where a newer pull could change the verdict', () => {
+  const r = (name: string, code: string, message: string) => ({ name, code, message });
+  const STALE = `; ${STALE_DEFINITIONS}`;
+  it.each([
+    ['an option missing from the pulled list', [r('lifecyclestage', 'INVALID_OPTION', 'client was not one of the allowed options: [lead]')], STALE],
+    ['a date on a field the file types as text', [r('closedate', 'INVALID_DATE', 'next Friday was not a valid date.')], STALE],
+    ['a number on a field the file types as text', [r('amount', 'INVALID_INTEGER', '$5 was not a valid number.')], STALE],
+    ['whitespace the file would have trimmed', [r('lifecyclestage', 'LEADING_TRAILING_WHITESPACE', '"Lead " includes leading or trailing whitespace.')], STALE],
+    ['a property made read-only', [r('hs_score', 'READ_ONLY_VALUE', '"hs_score" is a read only property; its value cannot be set.')], STALE],
+    ['an email HubSpot finds invalid (checked with or without a file)', [r('email', 'INVALID_EMAIL', 'Email address jo@acme is invalid')], ''],
+    ['an unknown refusal', [r('x', 'SOMETHING_NEW', 'something new')], ''],
+    ['a stage outside the deal\'s pipeline', [r('dealstage', 'INVALID_OPTION', 'closedwon is not a valid pipeline stage ID. Valid options are: pipelineId=renewals : [renewal_won]')],
+      '; a stage must be one of the record\'s pipeline\'s stages: send pipeline with dealstage, or a stage of the pipeline the record is in'],
+    ['a ticket stage outside its pipeline', [r('hs_pipeline_stage', 'INVALID_OPTION', '4 is not a valid pipeline stage ID. Valid options are: pipelineId=0 : [1, 2, 3]')],
+      '; a stage must be one of the record\'s pipeline\'s stages: send hs_pipeline with hs_pipeline_stage, or a stage of the pipeline the record is in'],
+  ])('for %s', (_what, refused, hint) => {
+    expect(refusalHint(refused)).toBe(hint);
+  });
+
+  it('leaves the hint off a classified INVALID_EMAIL and a stage outside its pipeline', () => {
+    const email = classifyHubSpotItemError({ status: 'error', category: 'VALIDATION_ERROR', message: list([{ isValid: false, message: 'Email address jo@acme is invalid', error: 'INVALID_EMAIL', name: 'email' }]) });
+    expect(email.message).toMatch(/HubSpot refused email = "jo@acme" \(INVALID_EMAIL: Email address jo@acme is invalid\)$/);
+    const stage = classifyHubSpotError(apiException({ status: 'error', category: 'VALIDATION_ERROR', message: list([{ isValid: false, message: 'closedwon is not a valid pipeline stage ID. Valid options are: pipelineId=renewals : [renewal_won]', error: 'INVALID_OPTION', name: 'dealstage' }]) }));
+    expect(stage.message).not.toContain('schema pull');
+    expect(stage.message).toContain('dealstage = "closedwon" (INVALID_OPTION: closedwon is not a valid pipeline stage ID');
+    expect(stage.message).toMatch(/send pipeline with dealstage, or a stage of the pipeline the record is in$/);
   });
 });
