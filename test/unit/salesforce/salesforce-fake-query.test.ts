@@ -105,6 +105,20 @@ describe('fakeSalesforce query resource', () => {
     expect(state.apiUsage().used).toBe(used + 1);
   });
 
+  it('counts the URI in bytes as sent: 1,900 CJK characters (17,100 bytes encoded) are refused with 414 though 1,900 characters would fit', () => {
+    const { state } = org();
+    const q = (id: string) => `SELECT Id FROM Contact WHERE AI_External_Id__c = '${id}'`;
+    const cjk = '\u4e2d'.repeat(1_900);
+    expect(q(cjk).length).toBeLessThan(2_000);
+    expect(Buffer.byteLength(requestTarget(soql(q(cjk))))).toBeGreaterThan(MAX_URI_BYTES);
+    const used = state.apiUsage().used;
+    expect(state.handle(soql(q(cjk)))).toMatchObject({ status: 414, rawBody: '<h1>Bad Message 414</h1><pre>reason: URI Too Long</pre>' });
+    expect(state.apiUsage().used).toBe(used);
+    // An emoji is 12 bytes on the wire: 1,300 of them fit alone, 1,400 do not.
+    expect(state.handle(soql(q('\u{1F600}'.repeat(1_300))))).toMatchObject({ status: 200 });
+    expect(state.handle(soql(q('\u{1F600}'.repeat(1_400))))).toMatchObject({ status: 414 });
+  });
+
   it('measures the request target as fetch sends it: a quote as %27', () => {
     expect(requestTarget(soql("SELECT Id FROM Contact WHERE Name IN ('a b')"))).toBe('/services/data/v60.0/query?q=SELECT%20Id%20FROM%20Contact%20WHERE%20Name%20IN%20(%27a%20b%27)');
   });
