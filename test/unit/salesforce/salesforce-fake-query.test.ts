@@ -68,9 +68,15 @@ describe('fakeSalesforce query resource', () => {
     expect(state.handle(soql(q))).toMatchObject({ status: 400, body: [{ errorCode: 'INVALID_FIELD', message }] });
   });
 
-  it('refuses a field selected twice', () => {
+  it.each([
+    ['SELECT Id, LastName, Id FROM Contact', 'Id'],
+    ['SELECT Id, Email, email FROM Contact', 'email'],
+    ['SELECT Id, Account.Name, account.name FROM Contact', 'account.name'],
+  ])('refuses %j, a field selected twice, with 400 INVALID_FIELD "duplicate field selected"', (q, field) => {
     const { state } = org();
-    expect(state.handle(soql('SELECT Id, Email, email FROM Contact'))).toMatchObject({ status: 400, body: [{ errorCode: 'MALFORMED_QUERY', message: 'duplicate field selected: email' }] });
+    const r = state.handle(soql(q));
+    expect(r.status).toBe(400);
+    expect(r.body).toEqual([{ errorCode: 'INVALID_FIELD', message: `duplicate field selected: ${field}` }]);
   });
 
   it('pages past 2,000 rows through nextRecordsUrl, totalSize counting every page', () => {
