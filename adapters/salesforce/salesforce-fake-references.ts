@@ -67,12 +67,18 @@ const EXTERNAL: FakeFieldOptions = { type: 'string', externalId: true, unique: t
 
 /**
  * The org every fakeSalesforce starts with: the standard sales objects with their real types,
- * lengths and picklists (salesforce-fake-values.ts), each with `AI_External_Id__c`.
+ * lengths and picklists (salesforce-fake-values.ts), each with `AI_External_Id__c`. Types as the
+ * Object Reference gives them: Opportunity Amount currency, Probability percent, CloseDate date;
+ * Account AnnualRevenue currency, NumberOfEmployees int; Contact HasOptedOutOfEmail boolean,
+ * Birthdate date, Email email. An org checks each value by its type whether or not the client
+ * loaded any field definitions.
  */
 export const SALES_SCHEMA: Record<string, Record<string, FakeFieldOptions>> = {
   Account: {
     Name: { type: 'string', label: 'Account Name', length: 255, required: true },
     Industry: { type: 'picklist', picklistValues: ACCOUNT_INDUSTRIES, restrictedPicklist: false },
+    AnnualRevenue: { type: 'currency', label: 'Annual Revenue' },
+    NumberOfEmployees: { type: 'int', label: 'Employees' },
     AI_External_Id__c: EXTERNAL,
   },
   Contact: {
@@ -81,6 +87,7 @@ export const SALES_SCHEMA: Record<string, Record<string, FakeFieldOptions>> = {
     LastName: { type: 'string', label: 'Last Name', length: 80, required: true },
     Phone: { type: 'phone', label: 'Business Phone', length: 40 },
     Birthdate: { type: 'date' },
+    HasOptedOutOfEmail: { type: 'boolean', label: 'Email Opt Out' },
     AccountId: { type: 'reference', referenceTo: ['Account'] },
     AI_External_Id__c: EXTERNAL,
   },
@@ -89,6 +96,7 @@ export const SALES_SCHEMA: Record<string, Record<string, FakeFieldOptions>> = {
     StageName: { type: 'picklist', label: 'Stage', picklistValues: OPPORTUNITY_STAGES, restrictedPicklist: true, required: true },
     CloseDate: { type: 'date', label: 'Close Date', required: true },
     Amount: { type: 'currency' },
+    Probability: { type: 'percent', label: 'Probability (%)' },
     AccountId: { type: 'reference', referenceTo: ['Account'] },
     AI_External_Id__c: EXTERNAL,
   },
