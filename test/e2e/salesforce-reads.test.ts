@@ -1,9 +1,12 @@
 /** sync.read on Salesforce: the real jsforce 3.10.16 against fakeSalesforce over loopback. */
+import http from 'node:http';
 import { inspect } from 'node:util';
+import { Connection } from 'jsforce';
 import { afterEach, describe, expect, it } from 'vitest';
 import { salesforceAdapter, type SalesforceAdapter, type SalesforceAdapterOptions } from '../../adapters/salesforce/index.js';
 import { MAX_QUERY_URL_BYTES } from '../../adapters/salesforce/salesforce-adapter.js';
 import { FakeSalesforceState, fakeSalesforceFromState, type FakeSalesforce } from '../../adapters/salesforce/salesforce-fake.js';
+import { queryUrlBytes } from '../../adapters/salesforce/soql.js';
 import type { FakeRequest } from '../../adapters/testing/index.js';
 import { createSync, CrmError, openLedger, type Sync } from '../../src/index.js';
 import type { LedgerBackend } from '../../src/ledger/types.js';
@@ -179,6 +182,32 @@ describe('sync.read with salesforceAdapter over loopback', () => {
     // Alone, they cost no request at all.
     expect(await sync.read('contact', [emoji, cjk])).toEqual([expect.objectContaining({ found: false, reason: expect.any(String) }), expect.objectContaining({ found: false, reason: expect.any(String) })]);
     expect(fake.count()).toBe(1);
+  });
+
+  it('measures the very bytes jsforce puts on the wire: its own query() sends the same request target for the same SOQL', async () => {
+    const targets: string[] = [];
+    const server = http.createServer((req, res) => {
+      targets.push(req.url ?? '');
+      res.setHeader('content-type', 'application/json');
+      res.end(JSON.stringify({ totalSize: 0, done: true, records: [] }));
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    try {
+      const instanceUrl = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
+      const adapter = salesforceAdapter({ instanceUrl, accessToken: TOKEN, objects });
+      const ids = ["中文-1", '😀 ok', "o'brien/#?&=+%", 'a,b (c) ~!*'];
+      const sync = createSync({ adapter, ledger: openLedger('memory:'), retry: fast });
+      expect((await sync.read('contact', ids)).every((a) => !a.found)).toBe(true);
+      await sync.close();
+      const soql = new URL(`http://x${targets[0]!}`).searchParams.get('q')!;
+      await new Connection({ instanceUrl, accessToken: TOKEN, version: '60.0' }).query(soql);
+      expect(targets).toHaveLength(2);
+      expect(targets[1]).toBe(targets[0]);
+      expect(Buffer.byteLength(targets[0]!)).toBe(queryUrlBytes('/services/data/v60.0', soql));
+      expect(targets[0]).toContain('%E4%B8%AD%E6%96%87-1%27%2C%27%F0%9F%98%80%20ok');
+    } finally {
+      await new Promise((resolve) => server.close(resolve));
+    }
   });
 
   it('splits 400 multibyte ids into queries each under the limit in bytes as sent, each as full as it can be', async () => {
