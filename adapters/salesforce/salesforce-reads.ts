@@ -78,7 +78,8 @@ const count = (n: number) => n.toLocaleString('en-US');
  * with 414 URI Too Long, failing every id beside it).
  */
 function unsendable(apiBase: string, plan: ReadPlan, maxUrlBytes: number, id: string): string | undefined {
-  if (id.length > MAX_WHERE_STRING) return `not sent: ${count(id.length)} characters, over the ${count(MAX_WHERE_STRING)} Salesforce allows in a WHERE string`;
+  const characters = id.length > MAX_WHERE_STRING ? [...id].length : 0;
+  if (characters > MAX_WHERE_STRING) return `not sent: ${count(characters)} characters, over the ${count(MAX_WHERE_STRING)} Salesforce allows in a WHERE string`;
   const bytes = queryUrlBytes(apiBase, `${plan.head}${soqlList([id])})`);
   if (bytes > maxUrlBytes) return `not sent: a query for this id alone is a URL of ${count(bytes)} bytes (UTF-8, percent-encoded), over the ${count(maxUrlBytes)} one query may use (Salesforce refuses a URI over 16,384 bytes with 414 URI Too Long)`;
   return undefined;

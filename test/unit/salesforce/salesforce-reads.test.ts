@@ -77,6 +77,14 @@ describe('salesforceReads planReads', () => {
     expect(sent).toEqual(["SELECT Id, AI_External_Id__c, Email FROM Contact WHERE AI_External_Id__c IN ('a','b')"]);
   });
 
+  it('counts a WHERE string in characters, an emoji as one: 2,001 emoji are refused for their URL, 4,001 letters for their length', async () => {
+    const reading = salesforceReads({ objects, apiBase: BASE, maxUrlBytes: MAX_QUERY_URL_BYTES, query: async () => [] });
+    const request = { fields: ['Email'], links: false };
+    const [emoji, letters] = await reading.readRecords('contact', ['\u{1F600}'.repeat(2_001), 'x'.repeat(4_001)], request);
+    expect(emoji).toEqual({ found: false, reason: expect.stringMatching(/^not sent: a query for this id alone is a URL of 24,\d{3} bytes/) });
+    expect(letters).toEqual({ found: false, reason: 'not sent: 4,001 characters, over the 4,000 Salesforce allows in a WHERE string' });
+  });
+
   it('refuses a field name that is not an API name before any request', () => {
     expect(() => reads.planReads('contact', ['a'], { fields: ['Email) OR (Name'], links: false })).toThrow(ConfigError);
     expect(() => reads.planReads('contact', ['a'], { fields: ['Email'], by: 'Email, Phone', links: false })).toThrow(/not a field API name/);
