@@ -113,11 +113,13 @@ export interface ReadLink {
 /**
  * Per-id answer of a read, in input order; `externalId`: the record's external-id value (absent
  * when it has none, as a record made in the CRM's own screens). `found: false` with `matches` (2 or more): the `by`
- * field is not unique on the CRM and the value names several records: none is answered.
+ * field is not unique on the CRM and the value names several records: none is answered. `found: false`
+ * with `reason`: the id was never sent, because no request to the CRM can carry it (the reason says
+ * which limit); the other ids of the read are answered as usual.
  */
 export type ReadResult =
   | { found: true; recordId: string; externalId?: string; fields: Fields; links?: ReadLink[] }
-  | { found: false; matches?: number };
+  | { found: false; matches?: number; reason?: string };
 
 /** Per-input result, in input order. Every per-record result is read, never assumed. */
 export type WriteResult =

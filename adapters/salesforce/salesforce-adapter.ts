@@ -14,8 +14,8 @@ import {
 import { resolveSalesforceOptions, type SalesforceAdapterOptions, type SalesforceConnection, type SalesforceHttpRequest, type SalesforceObjectConfig } from './salesforce-options.js';
 import { activityLookups, activityValues, apiBase, collectionBody, collectionUrl, linkTargets, numericFields, recordJson, recordValues } from './salesforce-requests.js';
 import type { DescribeResult } from './salesforce-fields.js';
-import { salesforceReads } from './salesforce-reads.js';
-import { groupsForUrl, queryUrl, soqlList } from './soql.js';
+import { MAX_WHERE_STRING, salesforceReads } from './salesforce-reads.js';
+import { groupsForUrl, queryUrl, queryUrlBytes, soqlList } from './soql.js';
 
 // An optional peer: without it, importing this module throws the one message naming what to install.
 const { Connection } = loadVendorSdk<{ Connection: typeof SdkConnection }>(SALESFORCE_SDK);
@@ -23,12 +23,13 @@ const { Connection } = loadVendorSdk<{ Connection: typeof SdkConnection }>(SALES
 const VENDOR = 'salesforce';
 const MAX_BATCH = 200;
 /**
- * The longest query URL (path and query string) sent. Salesforce answers 414 URI Too Long past
- * 16,384 bytes of URI, and 431 past 16,384 bytes of URI and headers together (REST API limits,
- * help article 000386264): 15,000 leaves 1,384 bytes for the headers (Authorization with the
- * session id, Host, User-Agent, Accept).
+ * The longest query URL (path and query string) sent, in bytes as sent (UTF-8, percent-encoded:
+ * a CJK character is 9 bytes, an emoji 12). Salesforce answers 414 URI Too Long past 16,384 bytes
+ * of URI, and 431 past 16,384 bytes of URI and headers together (REST API limits, help article
+ * 000386264): 15,000 leaves 1,384 bytes for the headers (Authorization with the session id, Host,
+ * User-Agent, Accept).
  */
-export const MAX_QUERY_CHARS = 15_000;
+export const MAX_QUERY_URL_BYTES = 15_000;
 /**
  * Usage is only learned from responses, so after a stop nothing would ever refresh it: once the
  * last figure is this old (the engine's default quota pause), one request may go out to re-read it.
@@ -141,9 +142,10 @@ export function salesforceAdapter(options: SalesforceAdapterOptions): Salesforce
   /** Id by exact value of `field` (SOQL compares text case-insensitively; external ids here are case-sensitive). */
   async function idsByValue(sobject: string, field: string, values: readonly string[]): Promise<Map<string, string>> {
     const found = new Map<string, string>();
-    const distinct = [...new Set(values)];
     const head = `SELECT Id, ${field} FROM ${sobject} WHERE ${field} IN (`;
-    for (const chunk of groupsForUrl(base, head, ')', distinct, MAX_QUERY_CHARS)) {
+    // A value no query can carry is in no record (an External ID holds 255 characters): not found, unasked.
+    const distinct = [...new Set(values)].filter((v) => v.length <= MAX_WHERE_STRING && queryUrlBytes(base, `${head}${soqlList([v])})`) <= MAX_QUERY_URL_BYTES);
+    for (const chunk of groupsForUrl(base, head, ')', distinct, MAX_QUERY_URL_BYTES)) {
       const rows = await query(`${head}${soqlList(chunk)})`);
       for (const row of rows) {
         const value = row[field];
@@ -202,7 +204,7 @@ export function salesforceAdapter(options: SalesforceAdapterOptions): Salesforce
     );
   }
 
-  const reads = salesforceReads({ objects: opts.objects, apiBase: base, maxUrlChars: MAX_QUERY_CHARS, query });
+  const reads = salesforceReads({ objects: opts.objects, apiBase: base, maxUrlBytes: MAX_QUERY_URL_BYTES, query });
   const spec = <K extends SalesforceObjectConfig['kind']>(object: string, kind: K) => objectSpec(VENDOR, opts.objects, object, kind);
   const targets = linkTargets(opts.objects);
   const objects = engineObjects(opts.objects, { slotted: true, ...(opts.fieldDefinitions ? { definitions: opts.fieldDefinitions } : {}), vendor: 'salesforce' });

@@ -114,9 +114,17 @@ export function unparsableValue(error: CrmError): { type: string; value: string;
   return { type: m[1]!, value, ...(m[4] === '1' ? { column: Number(m[5]) } : {}) };
 }
 
+const HINTS: Readonly<Record<string, string>> = {
+  date: ' (a date is YYYY-MM-DD)',
+  datetime: ' (a date-time is ISO 8601, e.g. 2026-12-01T09:30:00Z)',
+  double: ' (a number: digits and one decimal point, no currency sign or thousands separator, e.g. 5000.50)',
+  int: ' (a whole number, e.g. 250)',
+  boolean: ' (true or false)',
+};
+
 /** The failure of a record holding the value a JSON_PARSER_ERROR named (the rest of its request is sent again). */
 export function unparsableFailure(sobject: string, field: string, value: unknown, type: string, cause: CrmError): CrmError {
-  const wire = type === 'date' ? ' (a date is YYYY-MM-DD)' : type === 'datetime' ? ' (a date-time is ISO 8601, e.g. 2026-12-01T09:30:00Z)' : '';
+  const wire = HINTS[type] ?? '';
   return new CrmError(`${sobject}.${field} = ${shown(value)} refused: JSON_PARSER_ERROR: Salesforce cannot read it as a ${type}${wire}; ${STALE_DEFINITIONS}`, {
     vendor: VENDOR,
     kind: CrmErrorKind.permanent,

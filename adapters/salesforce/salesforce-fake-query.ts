@@ -17,8 +17,10 @@
  *   relationship: "Didn't understand relationship 'Contact' in field path. If you are attempting to
  *   use a custom relationship, be sure to append the '__r' ..." (forcedotcom/SFDX-Data-Move-Utility#432)
  *   [I: how much of the query the echo line shows].
- * - A field selected twice: "duplicate field selected: Id" (Apex QueryException text, quoted in
- *   Forceea-data-factory#151) [I: errorCode MALFORMED_QUERY on REST].
+ * - A field selected twice: 400 `[{ errorCode: 'INVALID_FIELD', message: 'duplicate field selected: Id' }]`
+ *   (SOQL reference; the same text as Apex's QueryException, Forceea-data-factory#151). A tool
+ *   over the API printed it after the query echo and caret the other INVALID_FIELD errors carry
+ *   (forcedotcom/SFDX-Data-Move-Utility#340) [I: whether REST prefixes them; match on the code].
  * - URI limit: "In each REST call, the maximum length for the combined URI and headers is 16,384
  *   bytes. A request exceeding this limit returns a 431 Request Header Fields Too Large error. If
  *   the URI itself exceeds this limit, the request returns a 414 URI Too Long error" (Salesforce
@@ -144,7 +146,7 @@ export class FakeQueries {
     for (const path of parsed.fields) {
       const at = q.indexOf(path, from);
       from = at + path.length;
-      if (seen.has(path.toLowerCase())) return wire(400, 'MALFORMED_QUERY', `duplicate field selected: ${path}`);
+      if (seen.has(path.toLowerCase())) return wire(400, 'INVALID_FIELD', `duplicate field selected: ${path}`);
       seen.add(path.toLowerCase());
       const [first, second] = path.split('.') as [string, string | undefined];
       if (second === undefined) {

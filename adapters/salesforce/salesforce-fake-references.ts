@@ -24,10 +24,19 @@
  *   Invoice_External_Id__c in entity blng__Invoice__c") [I: `fields` is empty here]. Two key fields in one reference:
  *   `INVALID_FIELD, More than 1 field provided in an external foreign key reference in entity: Certificate__c`
  *   (salesforce.stackexchange.com/questions/251266).
+ * - The reference's shape: Salesforce's Data Loader sends Collections upserts with each parent as a
+ *   nested record carrying its own `attributes: { type }` (forcedotcom/dataloader,
+ *   SforceDynaBean.getCompositeRESTSObject and SObject4JSON.getRepresentationForCompositeREST) [V],
+ *   which is what the adapter sends. The form without `attributes` is the one the REST API guide
+ *   shows for a lookup to one sObject ("Insert or Update (Upsert) a Record Using an External ID",
+ *   `"Merchandise__r": { "MerchandiseExtID__c": 123 }`) [V for sObject Rows; I inside
+ *   Collections]: the fake accepts both, so a client that omits the type is not refused here and
+ *   accepted nowhere else. A type the lookup cannot point at resolves, then fails as an Id of the
+ *   wrong sObject would (FIELD_INTEGRITY_EXCEPTION, below).
  * - A polymorphic lookup (WhoId, WhatId) by External ID needs the parent's type:
- *   `"Who": { "attributes": { "type": "Contact" }, "AI_External_Id__c": "x" }` [I: the Data Loader
- *   cannot do it at all; the REST form with attributes.type is the documented way for
- *   polymorphic fields in sObject trees. The message for a missing type is the fake's own].
+ *   `"Who": { "attributes": { "type": "Contact" }, "AI_External_Id__c": "x" }` [I: the REST form
+ *   with attributes.type is the documented way for polymorphic fields in sObject trees. The message
+ *   for a missing type is the fake's own].
  */
 import { ACCOUNT_INDUSTRIES, OPPORTUNITY_STAGES, TASK_PRIORITY, TASK_STATUS, TASK_SUBJECT, type FakeValueRules } from './salesforce-fake-values.js';
 
@@ -62,12 +71,18 @@ const EXTERNAL: FakeFieldOptions = { type: 'string', externalId: true, unique: t
 
 /**
  * The org every fakeSalesforce starts with: the standard sales objects with their real types,
- * lengths and picklists (salesforce-fake-values.ts), each with `AI_External_Id__c`.
+ * lengths and picklists (salesforce-fake-values.ts), each with `AI_External_Id__c`. Types as the
+ * Object Reference gives them: Opportunity Amount currency, Probability percent, CloseDate date;
+ * Account AnnualRevenue currency, NumberOfEmployees int; Contact HasOptedOutOfEmail boolean,
+ * Birthdate date, Email email. An org checks each value by its type whether or not the client
+ * loaded any field definitions.
  */
 export const SALES_SCHEMA: Record<string, Record<string, FakeFieldOptions>> = {
   Account: {
     Name: { type: 'string', label: 'Account Name', length: 255, required: true },
     Industry: { type: 'picklist', picklistValues: ACCOUNT_INDUSTRIES, restrictedPicklist: false },
+    AnnualRevenue: { type: 'currency', label: 'Annual Revenue' },
+    NumberOfEmployees: { type: 'int', label: 'Employees' },
     AI_External_Id__c: EXTERNAL,
   },
   Contact: {
@@ -76,6 +91,7 @@ export const SALES_SCHEMA: Record<string, Record<string, FakeFieldOptions>> = {
     LastName: { type: 'string', label: 'Last Name', length: 80, required: true },
     Phone: { type: 'phone', label: 'Business Phone', length: 40 },
     Birthdate: { type: 'date' },
+    HasOptedOutOfEmail: { type: 'boolean', label: 'Email Opt Out' },
     AccountId: { type: 'reference', referenceTo: ['Account'] },
     AI_External_Id__c: EXTERNAL,
   },
@@ -84,6 +100,7 @@ export const SALES_SCHEMA: Record<string, Record<string, FakeFieldOptions>> = {
     StageName: { type: 'picklist', label: 'Stage', picklistValues: OPPORTUNITY_STAGES, restrictedPicklist: true, required: true },
     CloseDate: { type: 'date', label: 'Close Date', required: true },
     Amount: { type: 'currency', precision: 18, scale: 2 },
+    Probability: { type: 'percent', label: 'Probability (%)', precision: 3, scale: 0 },
     AccountId: { type: 'reference', referenceTo: ['Account'] },
     AI_External_Id__c: EXTERNAL,
   },

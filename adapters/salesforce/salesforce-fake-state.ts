@@ -14,7 +14,7 @@ import { RecordStore } from '../fake-store.js';
 import { FakeQueries, uriRefusal } from './salesforce-fake-query.js';
 import { describeSObject } from './salesforce-fake-describe.js';
 import { lookupFieldOf, resolveReference, SALES_SCHEMA, type FakeFieldOptions, type ReferenceOrg } from './salesforce-fake-references.js';
-import { unparsable, valueRefusal, type FakeValueRules } from './salesforce-fake-values.js';
+import { storedValue, unparsable, valueRefusal, type FakeValueRules } from './salesforce-fake-values.js';
 
 export type { FakeFieldOptions, FakeFieldType, FakePicklistValue } from './salesforce-fake-references.js';
 
@@ -283,7 +283,7 @@ export class FakeSalesforceState implements FakeVendor {
     }
     for (const [k, v] of Object.entries(fields)) {
       if (v === null) delete next[k];
-      else next[k] = v;
+      else next[k] = storedValue(s.fields.get(k), v);
     }
     next[extField.name] = value;
     const missing = [...s.fields.values()].filter((f) => f.required && (next[f.name] === undefined || next[f.name] === '')).map((f) => f.name);

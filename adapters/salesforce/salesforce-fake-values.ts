@@ -28,6 +28,17 @@
  *   quotes the same text for `2019-11-26 00:00:00`; a datetime: "Cannot deserialize instance of
  *   datetime from VALUE_STRING value ..."). A number for a date is VALUE_NUMBER_INT (the parser's
  *   token name) [I: wording inferred from the token names, not seen in a Salesforce body].
+ * - Number fields are read by the same parser: a string that is no number fails the WHOLE request,
+ *   `JSON_PARSER_ERROR` "Cannot deserialize instance of double from VALUE_STRING value
+ *   pointChange76-00Q58000007EWMDEA4 or request may be missing a required field at [line:1,
+ *   column:345]" (a Salesforce REST body quoted in mautic/mautic#3048: text sent to a Number
+ *   field) [V]. Currency and percent fields are `xsd:double` in Salesforce's SOAP types and are
+ *   named `double` here; an int field `int`, a checkbox `boolean` [I: type words follow the SOAP
+ *   types, not seen in a body]. A string holding a plain number ("5000") is read as that number,
+ *   and "true"/"false" as a checkbox value [I: the parser's coercion, as integrations that send
+ *   every value as text rely on]. So `Amount: "$5,000"` fails the request; SOAP and Bulk loads,
+ *   which carry text, refuse such a value per record instead with `INVALID_TYPE_ON_FIELD_IN_RECORD`
+ *   "Amount: value not of required type: $5,000" [I: not on this REST path].
  */
 export type FakeFieldType =
   | 'id' | 'string' | 'textarea' | 'combobox' | 'email' | 'phone' | 'url' | 'date' | 'datetime'
@@ -120,18 +131,43 @@ function tokenOf(value: unknown): string {
   return Array.isArray(value) ? 'START_ARRAY' : 'START_OBJECT';
 }
 
+/** The type word the JSON parser names a field's type by; fields without one take any JSON value. */
+const PARSED_AS: Partial<Record<FakeFieldType, string>> = { date: 'date', datetime: 'datetime', double: 'double', currency: 'double', percent: 'double', int: 'int', boolean: 'boolean' };
+const DECIMAL = /^[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?$/;
+const INTEGER = /^[+-]?\d+$/;
+const CHECKBOX = /^(true|false)$/i;
+
+/** Whether the parser reads `value` (not null) for a field it reads as `as`. */
+function reads(as: string, value: unknown): boolean {
+  if (as === 'date' || as === 'datetime') {
+    if (typeof value !== 'string') return false;
+    const m = DATE.exec(value) ?? DATE_TIME.exec(value);
+    const fits = as === 'date' ? m !== null : DATE_TIME.test(value) || DATE.test(value);
+    return m !== null && fits && realDay(m[1]!, m[2]!, m[3]!);
+  }
+  if (as === 'double') return (typeof value === 'number' && Number.isFinite(value)) || (typeof value === 'string' && DECIMAL.test(value));
+  if (as === 'int') return (typeof value === 'number' && Number.isInteger(value)) || (typeof value === 'string' && INTEGER.test(value));
+  return typeof value === 'boolean' || (typeof value === 'string' && CHECKBOX.test(value));
+}
+
 /**
- * The whole-request JSON_PARSER_ERROR message for `value` in a date or date-time field (`column`
- * where it sits in the body), or undefined when the parser reads it. A date takes `YYYY-MM-DD`
- * (a date-time string is read as its day [I]); a date-time takes ISO 8601 with an optional offset.
+ * The whole-request JSON_PARSER_ERROR message for `value` in a date, date-time, number or checkbox
+ * field (`column` where it sits in the body), or undefined when the parser reads it. A date takes
+ * `YYYY-MM-DD` (a date-time string is read as its day [I]); a date-time takes ISO 8601 with an
+ * optional offset; a number a JSON number or a string holding one; a checkbox true or false.
  */
 export function unparsable(f: FakeValueRules, value: unknown, column: number): string | undefined {
-  if ((f.type !== 'date' && f.type !== 'datetime') || value === null || value === undefined) return undefined;
-  if (typeof value === 'string') {
-    const m = DATE.exec(value) ?? DATE_TIME.exec(value);
-    const fits = f.type === 'date' ? m !== null : DATE_TIME.test(value) || DATE.test(value);
-    if (m && fits && realDay(m[1]!, m[2]!, m[3]!)) return undefined;
-  }
+  const as = f.type === undefined ? undefined : PARSED_AS[f.type];
+  if (as === undefined || value === null || value === undefined || reads(as, value)) return undefined;
   const shown = typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean' ? String(value) : JSON.stringify(value);
-  return `Cannot deserialize instance of ${f.type} from ${tokenOf(value)} value ${shown} or request may be missing a required field at [line:1, column:${column}]`;
+  return `Cannot deserialize instance of ${as} from ${tokenOf(value)} value ${shown} or request may be missing a required field at [line:1, column:${column}]`;
+}
+
+/** What the org stores for a value the parser read: a number field's "5000" as 5000, a checkbox's "true" as true. */
+export function storedValue(f: FakeValueRules | undefined, value: unknown): unknown {
+  if (typeof value !== 'string' || f?.type === undefined) return value;
+  const as = PARSED_AS[f.type];
+  if ((as === 'double' && DECIMAL.test(value)) || (as === 'int' && INTEGER.test(value))) return Number(value);
+  if (as === 'boolean' && CHECKBOX.test(value)) return value.toLowerCase() === 'true';
+  return value;
 }

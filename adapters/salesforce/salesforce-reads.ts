@@ -2,13 +2,15 @@
  * Record reads for salesforceAdapter: one SOQL query per group of ids,
  * `SELECT Id, <external id>, <fields>, <lookups>, <Parent.external id> FROM <sObject> WHERE <by> IN (...)`,
  * sent as `GET /query?q=...` and paged through `nextRecordsUrl`. Groups are as large as one query's
- * URL allows (see docs/salesforce.md, Reading records); links ride in the same query, 0 extra requests.
+ * URL allows, counted in bytes as sent (see docs/salesforce.md, Reading records); links ride in the
+ * same query, 0 extra requests. An id no query can carry is answered not found with the reason,
+ * unsent, and the other ids of the read are read as usual.
  */
 import type { FieldValue, Fields, ReadLink, ReadRequest, ReadResult } from '../../src/adapter.js';
 import { ConfigError } from '../../src/errors.js';
 import type { SalesforceObjectConfig } from './salesforce-config.js';
 import { relationshipName } from './salesforce-requests.js';
-import { groupsForUrl, isFieldPath, soqlList } from './soql.js';
+import { groupsForUrl, isFieldPath, queryUrlBytes, soqlList } from './soql.js';
 
 type RecordConfig = Extract<SalesforceObjectConfig, { kind: 'record' }>;
 type Row = Record<string, unknown>;
@@ -23,8 +25,8 @@ export interface ReadsOptions {
   objects: Readonly<Record<string, SalesforceObjectConfig>>;
   /** The REST API root (`/services/data/v60.0`). */
   apiBase: string;
-  /** The longest query URL (path and query string) to send. */
-  maxUrlChars: number;
+  /** The longest query URL (path and query string) to send, in bytes as sent (UTF-8, percent-encoded). */
+  maxUrlBytes: number;
   /** Run one SOQL query through the adapter's request path, every page of it. */
   query(soql: string): Promise<Row[]>;
 }
@@ -68,7 +70,20 @@ function readPlan(objects: ReadsOptions['objects'], object: string, request: Rea
   };
 }
 
-const tooLong = (id: string) => id.length > MAX_WHERE_STRING;
+const count = (n: number) => n.toLocaleString('en-US');
+
+/**
+ * Why `id` is never sent, or undefined when a query can carry it: longer than a WHERE string may
+ * be, or a URL over `maxUrlBytes` in a query of its own (Salesforce would refuse the whole query
+ * with 414 URI Too Long, failing every id beside it).
+ */
+function unsendable(apiBase: string, plan: ReadPlan, maxUrlBytes: number, id: string): string | undefined {
+  const characters = id.length > MAX_WHERE_STRING ? [...id].length : 0;
+  if (characters > MAX_WHERE_STRING) return `not sent: ${count(characters)} characters, over the ${count(MAX_WHERE_STRING)} Salesforce allows in a WHERE string`;
+  const bytes = queryUrlBytes(apiBase, `${plan.head}${soqlList([id])})`);
+  if (bytes > maxUrlBytes) return `not sent: a query for this id alone is a URL of ${count(bytes)} bytes (UTF-8, percent-encoded), over the ${count(maxUrlBytes)} one query may use (Salesforce refuses a URI over 16,384 bytes with 414 URI Too Long)`;
+  return undefined;
+}
 
 /** A column of a row by name in any case: Salesforce answers under each field's own API name, however the query spelled it. */
 function cell(row: Row, name: string): unknown {
@@ -123,20 +138,25 @@ function rowsByValue(plan: ReadPlan, rows: readonly Row[]): Map<string, Row[]> {
 }
 
 export function salesforceReads(options: ReadsOptions) {
-  const { objects, apiBase, maxUrlChars, query } = options;
+  const { objects, apiBase, maxUrlBytes, query } = options;
+  const unsent = (plan: ReadPlan) => (id: string) => unsendable(apiBase, plan, maxUrlBytes, id);
   return {
     planReads(object: string, ids: readonly string[], request: ReadRequest): string[][] {
       const plan = readPlan(objects, object, request);
-      return groupsForUrl(apiBase, plan.head, ')', ids, maxUrlChars, tooLong);
+      const why = unsent(plan);
+      return groupsForUrl(apiBase, plan.head, ')', ids, maxUrlBytes, (id) => why(id) !== undefined);
     },
 
     async readRecords(object: string, ids: readonly string[], request: ReadRequest): Promise<ReadResult[]> {
       const plan = readPlan(objects, object, request);
-      const asked = [...new Set(ids.filter((id) => !tooLong(id)))];
+      const why = new Map(ids.map((id) => [id, unsent(plan)(id)]));
+      const asked = [...new Set(ids.filter((id) => why.get(id) === undefined))];
       const rows = asked.length > 0 ? await query(`${plan.head}${soqlList(asked)})`) : [];
       const byValue = rowsByValue(plan, rows);
       return ids.map((id): ReadResult => {
-        const hits = tooLong(id) ? [] : (byValue.get(plan.exact ? id : id.toLowerCase()) ?? []);
+        const reason = why.get(id);
+        if (reason !== undefined) return { found: false, reason };
+        const hits = byValue.get(plan.exact ? id : id.toLowerCase()) ?? [];
         if (hits.length === 0) return { found: false };
         if (hits.length > 1) return { found: false, matches: hits.length };
         return answer(plan, hits[0]!, request.links);

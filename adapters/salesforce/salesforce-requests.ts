@@ -63,8 +63,11 @@ export type LinkTargets = Readonly<Record<string, { sobject: string; externalIdF
 
 /**
  * A record upserted by its external id. Each link becomes an external-id reference on its
- * lookup's relationship (`"Account": { "AI_External_Id__c": "acme" }`): Salesforce resolves it in
- * the same upsert. A lookup holds one record, so when several links land on one field the last wins.
+ * lookup's relationship, typed the way Salesforce's Data Loader sends it in a Collections upsert
+ * (`"Account": { "attributes": { "type": "Account" }, "AI_External_Id__c": "acme" }`; forcedotcom/dataloader,
+ * SforceDynaBean.getCompositeRESTSObject nests each parent as a record with its own `attributes`):
+ * Salesforce resolves it in the same upsert. A lookup holds one record, so when several links land
+ * on one field the last wins.
  */
 export function recordValues(spec: RecordConfig, write: { externalId: string; fields: Fields; links?: readonly LinkRef[] }, targets: LinkTargets = {}): Record<string, unknown> {
   const refs: Record<string, unknown> = {};
@@ -73,7 +76,7 @@ export function recordValues(spec: RecordConfig, write: { externalId: string; fi
     const name = field === undefined ? undefined : relationshipName(field);
     const target = targets[link.object];
     if (name === undefined || target === undefined) continue;
-    refs[name] = { [target.externalIdField]: link.externalId };
+    refs[name] = { attributes: { type: target.sobject }, [target.externalIdField]: link.externalId };
   }
   return { ...write.fields, ...refs, [spec.externalIdField]: write.externalId };
 }

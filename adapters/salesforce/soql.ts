@@ -52,32 +52,40 @@ export function isFieldPath(path: string): boolean {
 }
 
 /**
- * The request target of a query as it goes on the wire: `encodeURIComponent`, then `'` as `%27`
- * (the WHATWG URL parser, which fetch runs the URL through, escapes `'` in a query; jsforce adds
- * nothing). Measured on this exact string, a query's length is what Salesforce receives.
+ * The request target of a query as it goes on the wire: `encodeURIComponent`, then `'` as `%27`.
+ * jsforce's own `query()` sends `?q=${encodeURIComponent(soql)}` (lib/query.js) and node-fetch 2
+ * runs the URL through the WHATWG parser, which escapes `'` in a query and leaves `%XX` alone:
+ * the bytes Salesforce receives are exactly these (UTF-8, every non-ASCII byte as `%XX`).
  */
 export function queryUrl(apiBase: string, soql: string): string {
   return `${apiBase}/query?q=${wireText(soql)}`;
 }
 
 const wireText = (text: string) => encodeURIComponent(text).replace(/'/g, '%27');
+/** Bytes on the wire: a CJK character is 9 (`%E4%B8%AD`), an emoji 12. */
+const wireBytes = (text: string) => Buffer.byteLength(wireText(text), 'utf8');
+
+/** The size in bytes of a query's URL (`queryUrl`) as sent: what Salesforce's 16,384-byte URI limit counts. */
+export function queryUrlBytes(apiBase: string, soql: string): number {
+  return Buffer.byteLength(queryUrl(apiBase, soql), 'utf8');
+}
 
 /**
  * Split `values` into groups whose query `${head}${soqlList(group)}${tail}` has a URL (`queryUrl`) of
- * at most `maxChars` characters, order kept, each group as full as it can be. A value that alone
- * does not fit still gets a group of its own (the caller decides what to do with it); values
- * `skip` says are never sent cost nothing.
+ * at most `maxBytes` bytes as sent, order kept, each group as full as it can be. Values `skip` says
+ * are never sent cost nothing and ride in whatever group they fall in; a value that alone does not
+ * fit still gets a group of its own (callers that must not send it skip it).
  */
-export function groupsForUrl(apiBase: string, head: string, tail: string, values: readonly string[], maxChars: number, skip: (value: string) => boolean = () => false): string[][] {
-  const fixed = queryUrl(apiBase, `${head}${tail}`).length;
-  const separator = wireText(',').length;
+export function groupsForUrl(apiBase: string, head: string, tail: string, values: readonly string[], maxBytes: number, skip: (value: string) => boolean = () => false): string[][] {
+  const fixed = queryUrlBytes(apiBase, `${head}${tail}`);
+  const separator = wireBytes(',');
   const groups: string[][] = [];
   let current: string[] = [];
   let length = fixed;
   let sent = 0;
   for (const v of values) {
-    const cost = skip(v) ? 0 : wireText(soqlQuote(v)).length;
-    if (cost > 0 && sent > 0 && length + separator + cost > maxChars) {
+    const cost = skip(v) ? 0 : wireBytes(soqlQuote(v));
+    if (cost > 0 && sent > 0 && length + separator + cost > maxBytes) {
       groups.push(current);
       current = [];
       length = fixed;

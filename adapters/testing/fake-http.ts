@@ -356,9 +356,13 @@ export interface LoopbackServer {
   close(): Promise<void>;
 }
 
+const LOOPBACK_MAX_HEADER_BYTES = 256 * 1024;
+
 /** Serve the fake on a loopback port (0 = any free port). */
 export async function listenLoopback(core: FakeHttpCore, port = 0): Promise<LoopbackServer> {
-  const server = http.createServer((req, res) => {
+  // Node answers an empty 431 past 16 KiB of request line and headers; the fakes apply their CRM's
+  // own limits (Salesforce's 414 and 431 pages), so the server itself takes far more.
+  const server = http.createServer({ maxHeaderSize: LOOPBACK_MAX_HEADER_BYTES }, (req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {

@@ -23,7 +23,7 @@ export interface ReadOptions {
 /** One answer per id asked, in the order asked; `id` is the value asked for. */
 export type ReadAnswer =
   | { id: string; found: true; recordId: string; externalId?: string; fields: Fields; links?: ReadLink[] }
-  | { id: string; found: false; matches?: number };
+  | { id: string; found: false; matches?: number; reason?: string };
 
 /** The fields a read of this object may answer: the allowlist, then `readFields`. */
 export const readableFields = (spec: ObjectSpec): string[] => [...new Set([...spec.fields, ...(spec.readFields ?? [])])];
@@ -52,7 +52,7 @@ function checkIds(ids: unknown): string[] {
 
 /** Keep what the config lets a read answer, and the links only to objects it names. */
 function filtered(result: ReadResult, request: ReadRequest, spec: ObjectSpec): ReadResult {
-  if (!result.found) return result.matches !== undefined ? { found: false, matches: result.matches } : { found: false };
+  if (!result.found) return { found: false, ...(result.matches !== undefined ? { matches: result.matches } : {}), ...(result.reason !== undefined ? { reason: result.reason } : {}) };
   const fields: Fields = {};
   for (const f of request.fields) fields[f] = Object.hasOwn(result.fields, f) ? result.fields[f]! : null;
   const links = request.links ? { links: (result.links ?? []).filter((l) => (spec.links ?? []).includes(l.object)) } : {};

@@ -89,6 +89,7 @@ function getOutput(object: string, spec: ObjectSpec): z.ZodObject {
     fields: z.strictObject(Object.fromEntries(readable.map((f) => [f, fieldValue.optional()]))).optional().describe('found: the fields asked for; null when the record holds no value.'),
     links: z.array(z.object({ object: z.string(), recordId: z.string(), externalId: z.string().optional() })).optional().describe('links: true: the records it is associated with.'),
     matches: z.number().int().optional().describe('Not found because the lookup value names this many records: none is answered; read by externalId instead.'),
+    reason: z.string().optional().describe('Not found because the value was never sent: no request to the CRM can carry it (too long).'),
   });
   return z.object({
     records: z.array(record).optional().describe('One answer per id asked, in order; absent when the call was refused or failed.'),

@@ -1,9 +1,12 @@
 /** sync.read on Salesforce: the real jsforce 3.10.16 against fakeSalesforce over loopback. */
+import http from 'node:http';
 import { inspect } from 'node:util';
+import { Connection } from 'jsforce';
 import { afterEach, describe, expect, it } from 'vitest';
 import { salesforceAdapter, type SalesforceAdapter, type SalesforceAdapterOptions } from '../../adapters/salesforce/index.js';
-import { MAX_QUERY_CHARS } from '../../adapters/salesforce/salesforce-adapter.js';
+import { MAX_QUERY_URL_BYTES } from '../../adapters/salesforce/salesforce-adapter.js';
 import { FakeSalesforceState, fakeSalesforceFromState, type FakeSalesforce } from '../../adapters/salesforce/salesforce-fake.js';
+import { queryUrlBytes } from '../../adapters/salesforce/soql.js';
 import type { FakeRequest } from '../../adapters/testing/index.js';
 import { createSync, CrmError, openLedger, type Sync } from '../../src/index.js';
 import type { LedgerBackend } from '../../src/ledger/types.js';
@@ -100,12 +103,12 @@ describe('sync.read with salesforceAdapter over loopback', () => {
     let next = 0;
     for (const [k, r] of sent.entries()) {
       const url = wireUrl(r);
-      expect(url.length).toBeLessThanOrEqual(MAX_QUERY_CHARS);
+      expect(url.length).toBeLessThanOrEqual(MAX_QUERY_URL_BYTES);
       expect(r.query.get('q')).toMatch(/^SELECT Id, AI_External_Id__c, Email, FirstName, LastName, OwnerId FROM Contact WHERE AI_External_Id__c IN \(/);
       next += perQuery[k]!;
       if (k < sent.length - 1) {
         const oneMore = encodeURIComponent(`,'${ids[next]!.replace(/'/g, "\\'")}'`).replace(/'/g, '%27');
-        expect(url.length + oneMore.length).toBeGreaterThan(MAX_QUERY_CHARS);
+        expect(url.length + oneMore.length).toBeGreaterThan(MAX_QUERY_URL_BYTES);
       }
     }
     expect(await ledgerRows(ledger)).toBe(entries);
@@ -146,12 +149,91 @@ describe('sync.read with salesforceAdapter over loopback', () => {
     await sync.applyMany([contact('C-1', { LastName: 'One' })]);
     const huge = 'h'.repeat(4_001);
     fake.core.resetLog();
-    expect(await sync.read('contact', [huge])).toEqual([{ id: huge, found: false }]);
+    expect(await sync.read('contact', [huge])).toEqual([{ id: huge, found: false, reason: 'not sent: 4,001 characters, over the 4,000 Salesforce allows in a WHERE string' }]);
     expect(fake.count()).toBe(0);
     const answers = await sync.read('contact', [huge, 'C-1']);
     expect(answers.map((a) => a.found)).toEqual([false, true]);
     expect(fake.count()).toBe(1);
     expect(inList(queries(fake).at(-1)!)).toBe("'C-1'");
+  });
+
+  it('answers ids whose query alone is over the URL limit in bytes (2,000 CJK characters, 1,600 emoji) not found with the reason, unsent, and reads the id beside them', async () => {
+    const { fake, url, sync } = await org();
+    await sync.applyMany([contact('C-1', { LastName: 'One', Email: 'one@example.test' })]);
+    // Under 4,000 characters each, but 9 bytes (CJK) and 12 bytes (emoji) per character once sent.
+    const cjk = Array.from({ length: 2_000 }, (_, i) => String.fromCodePoint(0x4e00 + (i % 500))).join('');
+    const emoji = Array.from({ length: 1_600 }, (_, i) => String.fromCodePoint(0x1f600 + (i % 64))).join('');
+    const head = 'SELECT Id, AI_External_Id__c, Email, FirstName, LastName, OwnerId FROM Contact WHERE AI_External_Id__c IN (';
+    const alone = (id: string) => Buffer.byteLength(wireUrl({ path: '/services/data/v60.0/query', query: new Map([['q', `${head}'${id}')`]]) } as unknown as FakeRequest));
+    expect([alone(cjk), alone(emoji)]).toEqual([18_177, 19_377]);
+    // What Salesforce, and so the fake, answers such a query: the front's 414 page.
+    const direct = await fetch(`${url}/services/data/v60.0/query?q=${encodeURIComponent(`${head}'${cjk}')`)}`, { headers: { authorization: `Bearer ${TOKEN}` } });
+    expect([direct.status, await direct.text()]).toEqual([414, '<h1>Bad Message 414</h1><pre>reason: URI Too Long</pre>']);
+    fake.requests.length = 0;
+    fake.core.resetLog();
+
+    const answers = await sync.read('contact', [cjk, 'C-1', emoji]);
+
+    expect(answers[1]).toMatchObject({ id: 'C-1', found: true, fields: { LastName: 'One', Email: 'one@example.test' } });
+    expect(answers[0]).toEqual({ id: cjk, found: false, reason: `not sent: a query for this id alone is a URL of 18,177 bytes (UTF-8, percent-encoded), over the 15,000 one query may use (Salesforce refuses a URI over 16,384 bytes with 414 URI Too Long)` });
+    expect(answers[2]).toEqual({ id: emoji, found: false, reason: expect.stringContaining('a URL of 19,377 bytes') });
+    expect(fake.count()).toBe(1);
+    expect(queries(fake).map(inList)).toEqual(["'C-1'"]);
+    // Alone, they cost no request at all.
+    expect(await sync.read('contact', [emoji, cjk])).toEqual([expect.objectContaining({ found: false, reason: expect.any(String) }), expect.objectContaining({ found: false, reason: expect.any(String) })]);
+    expect(fake.count()).toBe(1);
+  });
+
+  it('measures the very bytes jsforce puts on the wire: its own query() sends the same request target for the same SOQL', async () => {
+    const targets: string[] = [];
+    const server = http.createServer((req, res) => {
+      targets.push(req.url ?? '');
+      res.setHeader('content-type', 'application/json');
+      res.end(JSON.stringify({ totalSize: 0, done: true, records: [] }));
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    try {
+      const instanceUrl = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
+      const adapter = salesforceAdapter({ instanceUrl, accessToken: TOKEN, objects });
+      const ids = ["中文-1", '😀 ok', "o'brien/#?&=+%", 'a,b (c) ~!*'];
+      const sync = createSync({ adapter, ledger: openLedger('memory:'), retry: fast });
+      expect((await sync.read('contact', ids)).every((a) => !a.found)).toBe(true);
+      await sync.close();
+      const soql = new URL(`http://x${targets[0]!}`).searchParams.get('q')!;
+      await new Connection({ instanceUrl, accessToken: TOKEN, version: '60.0' }).query(soql);
+      expect(targets).toHaveLength(2);
+      expect(targets[1]).toBe(targets[0]);
+      expect(Buffer.byteLength(targets[0]!)).toBe(queryUrlBytes('/services/data/v60.0', soql));
+      expect(targets[0]).toContain('%E4%B8%AD%E6%96%87-1%27%2C%27%F0%9F%98%80%20ok');
+    } finally {
+      await new Promise((resolve) => server.close(resolve));
+    }
+  });
+
+  it('splits 400 multibyte ids into queries each under the limit in bytes as sent, each as full as it can be', async () => {
+    const { fake, state, sync } = await org();
+    // 12 CJK characters and an emoji: 25 characters of id, 141 bytes once percent-encoded.
+    const ids = Array.from({ length: 400 }, (_, i) => `顧客番号東京支店営業部第${String.fromCodePoint(0x1f600 + (i % 64))}${String(i).padStart(10, '0')}`);
+    for (const id of ids) state.seed('Contact', { LastName: 'Multi', AI_External_Id__c: id, OwnerId: OWNER });
+    fake.requests.length = 0;
+    fake.core.resetLog();
+
+    const answers = await sync.read('contact', ids);
+
+    expect(answers.every((a, i) => a.found && a.externalId === ids[i])).toBe(true);
+    const sent = queries(fake);
+    expect(fake.count()).toBe(sent.length);
+    const perQuery = sent.map((r) => inList(r).split("','").length);
+    expect(perQuery.reduce((a, b) => a + b, 0)).toBe(400);
+    // 15,000 bytes hold about 105 of these ids; counted in characters, one query would take all 400.
+    expect(perQuery).toEqual([106, 106, 106, 82]);
+    let next = 0;
+    for (const [k, r] of sent.entries()) {
+      const bytes = Buffer.byteLength(wireUrl(r));
+      expect(bytes).toBeLessThanOrEqual(MAX_QUERY_URL_BYTES);
+      next += perQuery[k]!;
+      if (k < sent.length - 1) expect(bytes + Buffer.byteLength(encodeURIComponent(`,'${ids[next]!}'`).replace(/'/g, '%27'))).toBeGreaterThan(MAX_QUERY_URL_BYTES);
+    }
   });
 
   it('finds a contact written a moment earlier (no search index in between)', async () => {

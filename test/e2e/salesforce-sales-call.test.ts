@@ -87,8 +87,11 @@ describe('a sales call written to Salesforce with links (jsforce over loopback)'
     await sync.applyMany([company('acme'), contact('c-ann', [to('company', 'acme')])]);
     const upsert = h.fake.requests.find((r) => r.path.endsWith('/composite/sobjects/Contact/AI_External_Id__c'))!;
     expect((upsert.body as { records: unknown[] }).records).toEqual([
-      { attributes: { type: 'Contact' }, LastName: 'Person c-ann', Email: 'c-ann@example.test', Account: { AI_External_Id__c: 'acme' }, AI_External_Id__c: 'c-ann' },
+      { attributes: { type: 'Contact' }, LastName: 'Person c-ann', Email: 'c-ann@example.test', Account: { attributes: { type: 'Account' }, AI_External_Id__c: 'acme' }, AI_External_Id__c: 'c-ann' },
     ]);
+    // As Salesforce's Data Loader sends it: the nested record's attributes first.
+    expect(JSON.stringify((upsert.body as { records: Array<{ Account: unknown }> }).records[0]!.Account)).toBe('{"attributes":{"type":"Account"},"AI_External_Id__c":"acme"}');
+    expect(h.fake.records('Contact')[0]).toMatchObject({ AccountId: h.fake.records('Account')[0]!.Id });
     await sync.close();
   });
 
@@ -139,7 +142,7 @@ describe('a sales call written to Salesforce with links (jsforce over loopback)'
     expect(h.fake.count() - before).toBe(1);
     const sent = h.fake.requests.at(-1)!.body as { records: Array<Record<string, unknown>> };
     expect(sent.records).toHaveLength(1);
-    expect(sent.records[0]!.Account).toEqual({ AI_External_Id__c: 'new-co' });
+    expect(sent.records[0]!.Account).toEqual({ attributes: { type: 'Account' }, AI_External_Id__c: 'new-co' });
     const [ann] = h.fake.records('Contact');
     expect(ann!.AccountId).toBe(byExt(h.fake.records('Account'), 'new-co')!.Id);
     await sync.close();

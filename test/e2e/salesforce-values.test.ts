@@ -128,6 +128,26 @@ describe('fakeSalesforce refuses values as a real org does (bodies seen by jsfor
     expect(res.body).toEqual([{ errorCode: 'JSON_PARSER_ERROR', message: expect.stringMatching(new RegExp(`^Cannot deserialize instance of date from ${said} or request may be missing a required field at \\[line:1, column:\\d+\\]$`)) }]);
     expect(h!.fake.records('Task')).toEqual([]);
   });
+
+  it('fails the whole request on Amount "$5,000" (a currency field is read as a number) with JSON_PARSER_ERROR, writing nothing', async () => {
+    const deal = { Name: 'Renewal', StageName: 'Prospecting', CloseDate: '2027-01-31' };
+    const res = await upsertRaw('Opportunity', [{ AI_External_Id__c: 'o-1', ...deal, Amount: 5000 }, { AI_External_Id__c: 'o-2', ...deal, Amount: '$5,000' }]);
+    expect(res.status).toBe(400);
+    expect(res.body).toEqual([{ errorCode: 'JSON_PARSER_ERROR', message: expect.stringMatching(/^Cannot deserialize instance of double from VALUE_STRING value \$5,000 or request may be missing a required field at \[line:1, column:\d+\]$/) }]);
+    expect(h!.fake.records('Opportunity')).toEqual([]);
+    await h!.stop();
+    const yes = await upsertRaw('Contact', [{ AI_External_Id__c: 'c-1', LastName: 'Lee', HasOptedOutOfEmail: 'yes' }]);
+    expect(yes.body).toEqual([{ errorCode: 'JSON_PARSER_ERROR', message: expect.stringContaining('Cannot deserialize instance of boolean from VALUE_STRING value yes') }]);
+  });
+
+  it('stores numbers and checkboxes sent as text as the org does: "5000.50" as 5000.5, "250" as 250, "true" as true', async () => {
+    const res = await upsertRaw('Account', [{ AI_External_Id__c: 'a-1', Name: 'Acme', AnnualRevenue: '5000.50', NumberOfEmployees: '250' }]);
+    expect((res.body as Array<{ success: boolean }>)[0]!.success).toBe(true);
+    expect(h!.fake.records('Account')[0]).toMatchObject({ AnnualRevenue: 5000.5, NumberOfEmployees: 250 });
+    await h!.stop();
+    await upsertRaw('Contact', [{ AI_External_Id__c: 'c-1', LastName: 'Lee', HasOptedOutOfEmail: 'true' }]);
+    expect(h!.fake.records('Contact')[0]).toMatchObject({ HasOptedOutOfEmail: true });
+  });
 });
 
 describe('salesforceAdapter under createSync: values Salesforce still refuses', () => {
@@ -210,6 +230,22 @@ describe('salesforceAdapter under createSync: values Salesforce still refuses', 
     expect(statuses(await sync.applyMany([contact(1), contact(2)]))).toEqual({ created: 2 });
     // The refused request, then each half on its own.
     expect(h.fake.count()).toBe(3);
+    await sync.close();
+  });
+
+  it('fails the deal whose Amount is "$5,000" without field definitions, naming the field and value, and writes the others in 2 requests', async () => {
+    const deal = { kind: 'record' as const, sobject: 'Opportunity', externalIdField: 'AI_External_Id__c', fields: ['Name', 'StageName', 'CloseDate', 'Amount'] };
+    h = await harness('loopback', {}, { objects: { ...objects, deal } as typeof objects });
+    const sync = createSync({ adapter: h.adapter, ledger: openLedger('memory:'), retry: fast });
+    const action = (n: number, Amount: string | number) => ({
+      source: 'sf-values', eventId: `evt-d${n}`, op: 'upsert', object: 'deal', externalId: `D-${n}`, fields: { Name: `Deal ${n}`, StageName: 'Prospecting', CloseDate: '2027-01-31', Amount },
+    });
+    const outcomes = await sync.applyMany([action(1, 5000), action(2, '$5,000'), action(3, '7500.25')]);
+    expect(outcomes.map((o) => o.status)).toEqual(['created', 'failed', 'created']);
+    expect(h.fake.count()).toBe(2);
+    expect(outcomes[1]!.error).toMatchObject({ vendorCode: 'JSON_PARSER_ERROR', retryable: false, path: 'fields.Amount' });
+    expect(outcomes[1]!.error!.message).toBe(`[crm-upsert] [salesforce] Opportunity.Amount = "$5,000" refused: JSON_PARSER_ERROR: Salesforce cannot read it as a double (a number: digits and one decimal point, no currency sign or thousands separator, e.g. 5000.50); ${STALE}`);
+    expect(h.fake.records('Opportunity').map((o) => [o.AI_External_Id__c, o.Amount])).toEqual([['D-1', 5000], ['D-3', 7500.25]]);
     await sync.close();
   });
 });

@@ -68,9 +68,15 @@ describe('fakeSalesforce query resource', () => {
     expect(state.handle(soql(q))).toMatchObject({ status: 400, body: [{ errorCode: 'INVALID_FIELD', message }] });
   });
 
-  it('refuses a field selected twice', () => {
+  it.each([
+    ['SELECT Id, LastName, Id FROM Contact', 'Id'],
+    ['SELECT Id, Email, email FROM Contact', 'email'],
+    ['SELECT Id, Account.Name, account.name FROM Contact', 'account.name'],
+  ])('refuses %j, a field selected twice, with 400 INVALID_FIELD "duplicate field selected"', (q, field) => {
     const { state } = org();
-    expect(state.handle(soql('SELECT Id, Email, email FROM Contact'))).toMatchObject({ status: 400, body: [{ errorCode: 'MALFORMED_QUERY', message: 'duplicate field selected: email' }] });
+    const r = state.handle(soql(q));
+    expect(r.status).toBe(400);
+    expect(r.body).toEqual([{ errorCode: 'INVALID_FIELD', message: `duplicate field selected: ${field}` }]);
   });
 
   it('pages past 2,000 rows through nextRecordsUrl, totalSize counting every page', () => {
@@ -103,6 +109,20 @@ describe('fakeSalesforce query resource', () => {
     expect(state.apiUsage().used).toBe(used);
     expect(state.handle(soql(q(n - 2)))).toMatchObject({ status: 200 });
     expect(state.apiUsage().used).toBe(used + 1);
+  });
+
+  it('counts the URI in bytes as sent: 1,900 CJK characters (17,100 bytes encoded) are refused with 414 though 1,900 characters would fit', () => {
+    const { state } = org();
+    const q = (id: string) => `SELECT Id FROM Contact WHERE AI_External_Id__c = '${id}'`;
+    const cjk = '\u4e2d'.repeat(1_900);
+    expect(q(cjk).length).toBeLessThan(2_000);
+    expect(Buffer.byteLength(requestTarget(soql(q(cjk))))).toBeGreaterThan(MAX_URI_BYTES);
+    const used = state.apiUsage().used;
+    expect(state.handle(soql(q(cjk)))).toMatchObject({ status: 414, rawBody: '<h1>Bad Message 414</h1><pre>reason: URI Too Long</pre>' });
+    expect(state.apiUsage().used).toBe(used);
+    // An emoji is 12 bytes on the wire: 1,300 of them fit alone, 1,400 do not.
+    expect(state.handle(soql(q('\u{1F600}'.repeat(1_300))))).toMatchObject({ status: 200 });
+    expect(state.handle(soql(q('\u{1F600}'.repeat(1_400))))).toMatchObject({ status: 414 });
   });
 
   it('measures the request target as fetch sends it: a quote as %27', () => {

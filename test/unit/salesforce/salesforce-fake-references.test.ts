@@ -77,6 +77,19 @@ describe('fakeSalesforce references by External ID in sObject Collections upsert
     expect(fake.records('Opportunity')[0]).toMatchObject({ AccountId: accountId });
   });
 
+  it('resolves a reference typed with attributes, as the Data Loader sends it', async () => {
+    await seedAccount('acme');
+    const accountId = fake.records('Account')[0]!.Id;
+    const res = await upsert('Contact', [
+      { AI_External_Id__c: 'c-1', LastName: 'Lee', Account: { attributes: { type: 'Account' }, AI_External_Id__c: 'acme' } },
+      { AI_External_Id__c: 'c-3', LastName: 'Ray', Account: { attributes: { type: 'Account' }, AI_External_Id__c: 'nope' } },
+    ]);
+    ok(res[0]!);
+    expect(res[1]!.errors).toEqual([{ statusCode: 'INVALID_FIELD', message: 'Foreign key external ID: nope not found for field AI_External_Id__c in entity Account', fields: [] }]);
+    expect(fake.records('Contact').map((c) => [c.AI_External_Id__c, c.AccountId])).toEqual([['c-1', accountId]]);
+    expect(fake.records('Contact')[0]).not.toHaveProperty('Account');
+  });
+
   it('fails only the record whose parent is missing, with Salesforce\'s foreign key message', async () => {
     await seedAccount('acme');
     const res = await upsert('Contact', [

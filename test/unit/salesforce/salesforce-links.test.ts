@@ -34,9 +34,10 @@ describe('Salesforce link requests', () => {
     expect(relationshipName(field)).toBe(name);
   });
 
-  it('sends each link as an external-id reference on its relationship, the last one winning on one field', () => {
+  it('sends each link as an external-id reference typed with attributes on its relationship, the last one winning on one field', () => {
     const values = recordValues(contactSpec, { externalId: 'c-1', fields: { LastName: 'Ann' }, links: [ref('company', 'old'), ref('company', 'new')] }, linkTargets(objects));
-    expect(values).toEqual({ LastName: 'Ann', Account: { AI_External_Id__c: 'new' }, AI_External_Id__c: 'c-1' });
+    expect(values).toEqual({ LastName: 'Ann', Account: { attributes: { type: 'Account' }, AI_External_Id__c: 'new' }, AI_External_Id__c: 'c-1' });
+    expect(JSON.stringify(values.Account)).toBe('{"attributes":{"type":"Account"},"AI_External_Id__c":"new"}');
   });
 
   it('sets an activity’s target first, then its links, the last one winning on one field', () => {
@@ -61,7 +62,7 @@ describe('Salesforce link requests', () => {
     const record = salesforceCli.previewRequest(sf, { ...base, op: 'upsert', object: 'contact', externalId: 'c-1', fields: { LastName: 'Lee' }, links: [ref('company', 'acme')] }, 'k1');
     expect(record).toEqual({
       request: 'PATCH /services/data/v60.0/composite/sobjects/Contact/AI_External_Id__c',
-      body: { LastName: 'Lee', Account: { AI_External_Id__c: 'acme' }, AI_External_Id__c: 'c-1', attributes: { type: 'Contact' } },
+      body: { LastName: 'Lee', Account: { attributes: { type: 'Account' }, AI_External_Id__c: 'acme' }, AI_External_Id__c: 'c-1', attributes: { type: 'Contact' } },
     });
     const task = salesforceCli.previewRequest(sf, { ...base, op: 'create', object: 'task', target: ref('contact', 'c-1'), fields: { Subject: 'Call' }, links: [ref('deal', 'd-1')] }, 'k2');
     expect(task.body).toEqual({
