@@ -106,8 +106,9 @@ async function sendBatch(ctx: EngineContext, call: Call, batch: Batch<Held>, wri
   const { parents, fromLedger } = seedParents(ctx, batch, written);
   const seeded = { memo: new Set(parents.memo.keys()), absent: new Set(parents.absent) };
   // The ledger's time before any parent read of this batch, and of the earlier reads its held absences come from.
+  // (The claims just read the ledger's clock: its last estimate needs no round trip.)
   const startedAt = ctx.now();
-  const ledgerStart = batch.op === 'create' ? await ctx.clock.now() : startedAt;
+  const ledgerStart = ctx.clock.peek();
   const heldAbsentAt = new Map([...seeded.absent].map((key) => [key, ledgerStart - (startedAt - (ctx.parents.absentSince(key) ?? startedAt))]));
   // After a takeover the dead worker's create may have committed, and a ledger that cannot vouch
   // for its history may have forgotten one: look before creating.
