@@ -21,8 +21,10 @@ export interface ParentMemo {
   seed(keys: Iterable<string>): { memo: Map<string, string>; absent: Set<string> };
   /** This Sync upserted or read the parent: its id, and it is no longer absent. */
   known(key: string, id: string): void;
-  /** A lookup did not find the parent. */
-  missing(key: string): void;
+  /** A lookup did not find the parent; `at`: when that lookup was made (default now). */
+  missing(key: string, at?: number): void;
+  /** When the lookup that found the parent absent was made, while it is remembered absent. */
+  absentSince(key: string): number | undefined;
 }
 
 export const DEFAULT_PARENT_ABSENT_MS = 2_000;
@@ -58,10 +60,11 @@ export function parentMemo(options: ParentMemoOptions): ParentMemo {
       absentAt.delete(key);
       put(ids, key, { id, at: options.now() });
     },
-    missing(key) {
+    missing(key, at = options.now()) {
       ids.delete(key);
       // The first miss starts the hold; a later miss (after a fresh read) starts a new one.
-      put(absentAt, key, options.now());
+      put(absentAt, key, at);
     },
+    absentSince: (key) => absentAt.get(key),
   };
 }

@@ -4,8 +4,8 @@
  * activities that attach to them), each batch is sent (send.ts) and its results settled: written
  * -> completed, refused credentials -> released (nothing was written), other failures -> failed,
  * a lost claim -> `in_flight` (another worker holds it), a create whose missing parent another
- * live worker is writing -> `in_flight`, released (parent-held.ts). Window slots are confirmed or
- * released in the same pass.
+ * live worker is writing (or wrote after it was looked up) -> `in_flight`, released
+ * (parent-held.ts). Window slots are confirmed or released in the same pass.
  */
 import { parentMemoKey } from '../adapter.js';
 import { planBatches, type Batch } from '../batcher.js';
@@ -56,10 +56,10 @@ function seedParents(ctx: EngineContext, batch: Batch<Held>, written: ReadonlyMa
   return { parents: seeded, fromLedger };
 }
 
-/** What the batch learnt about parents, kept for this Sync's later calls. */
-function learnParents(ctx: EngineContext, parents: Required<BatchParents>, seeded: { memo: ReadonlySet<string>; absent: ReadonlySet<string> }): void {
+/** What the batch learnt about parents, kept for this Sync's later calls; `lookedAt`: when it started (its reads came after). */
+function learnParents(ctx: EngineContext, parents: Required<BatchParents>, seeded: { memo: ReadonlySet<string>; absent: ReadonlySet<string> }, lookedAt: number): void {
   for (const [key, id] of parents.memo) if (!seeded.memo.has(key)) ctx.parents.known(key, id);
-  for (const key of parents.absent) if (!seeded.absent.has(key)) ctx.parents.missing(key);
+  for (const key of parents.absent) if (!seeded.absent.has(key)) ctx.parents.missing(key, lookedAt);
 }
 
 /**
@@ -82,6 +82,8 @@ interface Sorted {
   lost: Decided[];
   /** Creates waiting for the live worker writing their parent (released, `in_flight`). */
   waiting: Decided[];
+  /** When each failed create's parent was looked up, ledger time (parent-held.ts). */
+  lookedAt: Map<Decided, number>;
 }
 
 /**
@@ -103,6 +105,11 @@ function refusedOnLedgerParent(batch: Batch<Held>, results: readonly GroupResult
 async function sendBatch(ctx: EngineContext, call: Call, batch: Batch<Held>, written: ReadonlyMap<string, string>): Promise<Sorted> {
   const { parents, fromLedger } = seedParents(ctx, batch, written);
   const seeded = { memo: new Set(parents.memo.keys()), absent: new Set(parents.absent) };
+  // The ledger's time before any parent read of this batch, and of the earlier reads its held absences come from.
+  // (The claims just read the ledger's clock: its last estimate needs no round trip.)
+  const startedAt = ctx.now();
+  const ledgerStart = ctx.clock.peek();
+  const heldAbsentAt = new Map([...seeded.absent].map((key) => [key, ledgerStart - (startedAt - (ctx.parents.absentSince(key) ?? startedAt))]));
   // After a takeover the dead worker's create may have committed, and a ledger that cannot vouch
   // for its history may have forgotten one: look before creating.
   const inheritedAtStart = new Set(batch.groups.filter((g) => call.verifyAll || g[0]!.recovered));
@@ -129,8 +136,8 @@ async function sendBatch(ctx: EngineContext, call: Call, batch: Batch<Held>, wri
     stale.forEach((g, j) => (results[g] = again.results[j]!));
     attempts += again.attempts;
   }
-  if (batch.op === 'create') learnParents(ctx, parents, seeded);
-  const out: Sorted = { done: [], failed: [], unsent: [], refused: [], lost: [], waiting: [] };
+  if (batch.op === 'create') learnParents(ctx, parents, seeded, startedAt);
+  const out: Sorted = { done: [], failed: [], unsent: [], refused: [], lost: [], waiting: [], lookedAt: new Map() };
   batch.groups.forEach((group, g) => {
     const r = results[g]!;
     group.forEach((item, position) => {
@@ -141,6 +148,7 @@ async function sendBatch(ctx: EngineContext, call: Call, batch: Batch<Held>, wri
         return void out.done.push({ item, outcome: { key: item.key, status, recordId: r.recordId, attempts } });
       }
       const decided = { item, outcome: { key: item.key, status: 'failed' as const, error: r.error.toJSON(), attempts } };
+      if (batch.op === 'create') out.lookedAt.set(decided, heldAbsentAt.get(parentKeyOf(group) ?? '') ?? ledgerStart);
       // Refused credentials wrote nothing: give the claims back instead of recording a failure.
       (r.error.kind === 'auth' ? out.refused : possiblyWritten(batch, group, r.error, parents, suspicion) ? out.failed : out.unsent).push(decided);
     });
@@ -148,9 +156,9 @@ async function sendBatch(ctx: EngineContext, call: Call, batch: Batch<Held>, wri
   return out;
 }
 
-/** Parent-missing failures whose parent another live worker is writing wait for it instead. */
+/** Parent-missing failures whose parent another live worker is writing, or wrote since the look, wait for it instead. */
 async function waitForHeldParents(ctx: EngineContext, out: Sorted): Promise<Sorted> {
-  const held = await heldParents(ctx, [...out.failed, ...out.unsent]);
+  const held = await heldParents(ctx, [...out.failed, ...out.unsent], (d) => out.lookedAt.get(d)!);
   if (held.size === 0) return out;
   const keep = (ds: Decided[]) => ds.filter((d) => !held.has(d));
   return { ...out, failed: keep(out.failed), unsent: keep(out.unsent), waiting: [...out.waiting, ...held.values()] };
@@ -216,6 +224,7 @@ const merged = (outs: readonly Sorted[]): Sorted => ({
   refused: outs.flatMap((o) => o.refused),
   lost: outs.flatMap((o) => o.lost),
   waiting: outs.flatMap((o) => o.waiting),
+  lookedAt: new Map(outs.flatMap((o) => [...o.lookedAt])),
 });
 
 /**

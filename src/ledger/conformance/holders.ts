@@ -1,7 +1,9 @@
 /**
  * Holders: a claim taken with `holds` points that mark at its key in the same round trip, and
  * `heldBy` reads the entry each mark points at, writing nothing. The engine finds through them
- * the claim writing a record (an upsert) when the CRM reports an activity's parent missing.
+ * the claim writing a record (an upsert) when the CRM reports an activity's parent missing, and
+ * whether that claim completed after the activity looked for its parent (the entry's `updatedAt`
+ * is the `now` it was completed at).
  */
 import { FP, LEASE, T0, req, type SuiteContext } from './harness.js';
 
@@ -20,7 +22,7 @@ export function holdersSuite({ t: { describe, it, expect, readOnly }, ledger, cl
       expect((await heldBy(['h:contact-1']))[0]).toMatchObject({ key: 'a', status: 'in_progress', leaseUntil: T0 + LEASE, owner: 'w1' });
       // The entry as it is now, not as it was when the mark was set.
       await ledger().complete([{ key: 'a', token: a.token!, result: 'ok' }], T0 + 1);
-      expect((await heldBy(['h:contact-1']))[0]).toMatchObject({ key: 'a', status: 'completed', leaseUntil: null });
+      expect((await heldBy(['h:contact-1']))[0]).toMatchObject({ key: 'a', status: 'completed', leaseUntil: null, updatedAt: T0 + 1, result: 'ok' });
       expect(await heldBy([])).toEqual([]);
     });
 

@@ -1,4 +1,4 @@
-/** The per-Sync parent memo: known ids and held absences expire, a write ends a hold, the size is bounded. */
+/** The per-Sync parent memo: known ids and held absences expire, a write ends a hold, the size is bounded; a hold says when its read was made. */
 import { describe, expect, it } from 'vitest';
 import { parentMemo } from '../../../src/engine/parents.js';
 
@@ -14,6 +14,21 @@ describe('parentMemo', () => {
     expect(memo.seed(['contact\u0000C-1', 'contact\u0000C-2'])).toEqual({ memo: new Map([['contact\u0000C-2', '42']]), absent: new Set(['contact\u0000C-1']) });
     now += 1;
     expect(memo.seed(['contact\u0000C-1']).absent.size).toBe(0);
+  });
+
+  it('starts a hold at the time its read was made, and says when that was while it holds', () => {
+    let now = 10_000;
+    const memo = parentMemo({ now: () => now, absentMs: 2_000 });
+    // The batch read at 9,000 and learnt the answer at 10,000: the hold runs from the read.
+    memo.missing('contact\u0000C-1', 9_000);
+    memo.missing('contact\u0000C-2');
+    expect(memo.absentSince('contact\u0000C-1')).toBe(9_000);
+    expect(memo.absentSince('contact\u0000C-2')).toBe(10_000);
+    expect(memo.absentSince('contact\u0000C-3')).toBeUndefined();
+    now = 11_000;
+    expect([...memo.seed(['contact\u0000C-1', 'contact\u0000C-2']).absent]).toEqual(['contact\u0000C-2']);
+    memo.known('contact\u0000C-2', '42');
+    expect(memo.absentSince('contact\u0000C-2')).toBeUndefined();
   });
 
   it('forgets known ids after knownMs, drops the oldest entries beyond max, and a miss replaces a known id', () => {
