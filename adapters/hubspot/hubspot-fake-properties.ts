@@ -10,13 +10,16 @@
  * - INVALID_INTEGER "$12,000 was not a valid number." for a number property, the detail carrying
  *   `propertyValue`, plus `errors: [{ message, code, context: { propertyName } }]` beside it (a
  *   real 400 in Atlas-Authority/marketing-automation#206).
- * - INVALID_DATE "1606768561954 is at 20:36:1.954 UTC, not midnight!" (hubspot-net/HubSpot.NET#98;
- *   hours, minutes and seconds unpadded, milliseconds three digits); a date takes `YYYY-MM-DD` or
+ * - INVALID_DATE "1606768561954 is at 20:36:1.954 UTC, not midnight!" (hubspot-net/HubSpot.NET#98),
+ *   "1786334400000 is at 4:0:0.0 UTC, not midnight!", "1496643178000 is at 6:12:58.0 UTC, ...":
+ *   every part of the time unpadded, milliseconds too; a date takes `YYYY-MM-DD` or
  *   midnight-UTC epoch ms, a datetime ISO 8601 or epoch ms (HubSpot changelog "standardization of
  *   date formats"; developers.hubspot.com "How should timestamps be formatted").
  * - LEADING_TRAILING_WHITESPACE "\"Customer \" includes leading or trailing whitespace." for any
  *   non-string property, since 2025-04-07 (HubSpot changelog "Enhanced validations for non-string
  *   properties").
+ * - Deal `closedate` is a datetime (property dumps list it under datetime; stored values carry a
+ *   time of day, fivetran/dbt_hubspot#101).
  * - `dealstage` and `pipeline` list no options (`externalOptions: true`): their values are the
  *   pipelines' and stages' ids from GET /crm/v3/pipelines/deals (botpress/botpress#15354).
  * Inferred, not seen in a real answer: the wording for a date string that does not parse
@@ -107,7 +110,8 @@ export const DEFAULT_PROPERTIES: Record<string, Record<string, FakePropertyDefin
     amount: { type: 'number', fieldType: 'number' },
     dealstage: { type: 'enumeration', fieldType: 'radio', externalOptions: true },
     pipeline: { type: 'enumeration', fieldType: 'select', externalOptions: true },
-    closedate: { type: 'date', fieldType: 'date' },
+    // A datetime in real portals (property dumps list it so; stored values carry a time of day).
+    closedate: { type: 'datetime', fieldType: 'date' },
   },
   notes: {
     hs_timestamp: { type: 'datetime', fieldType: 'date' }, hs_note_body: { type: 'string', fieldType: 'html' }, hubspot_owner_id: owner, hs_attachment_ids: text,
@@ -158,11 +162,11 @@ const validDate = (v: string): boolean => {
   return d.getUTCFullYear() === Number(m[1]) && d.getUTCMonth() === Number(m[2]) - 1 && d.getUTCDate() === Number(m[3]);
 };
 
-/** `1606768561954 is at 20:36:1.954 UTC, not midnight!` */
+/** `1606768561954 is at 20:36:1.954 UTC, not midnight!`, `1786334400000 is at 4:0:0.0 UTC, not midnight!` */
 const notMidnight = (v: string): string => {
   const ms = ((Number(v) % DAY_MS) + DAY_MS) % DAY_MS;
   const t = new Date(ms);
-  return `${v} is at ${t.getUTCHours()}:${t.getUTCMinutes()}:${t.getUTCSeconds()}.${String(t.getUTCMilliseconds()).padStart(3, '0')} UTC, not midnight!`;
+  return `${v} is at ${t.getUTCHours()}:${t.getUTCMinutes()}:${t.getUTCSeconds()}.${t.getUTCMilliseconds()} UTC, not midnight!`;
 };
 
 /** The values an enumeration takes: its options, or for `dealstage` / `pipeline` the pipelines' ids. */

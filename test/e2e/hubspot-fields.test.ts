@@ -50,7 +50,7 @@ describe('hubspotCli.pullFields against fakeHubSpot over loopback (real @hubspot
       amount: { type: 'number' },
       dealstage: { type: 'enumeration', options: STAGES },
       pipeline: { type: 'enumeration', options: [{ value: 'default', label: 'Sales Pipeline' }] },
-      closedate: { type: 'date' },
+      closedate: { type: 'datetime' },
       ai_tags: { type: 'enumeration', options: ['renewal', { value: 'upsell', label: 'Upsell' }].map((o) => (typeof o === 'string' ? { value: o, label: o } : o)), multiple: true },
       ai_score: { type: 'number', readOnly: true },
     });
