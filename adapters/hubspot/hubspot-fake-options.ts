@@ -24,6 +24,12 @@ export interface FakeHubSpotOptions {
    * gets a 207 error and the rest are written (`per-input`).
    */
   batchConflicts?: 'reject-batch' | 'per-input';
+  /**
+   * The status of a v4 association batch create without errors: 201 as specified (default), or
+   * 200, as HubSpot's v3 association batch create has answered since August 2025, to check a
+   * client copes with either. With errors it is 207 either way.
+   */
+  associationCreateStatus?: 200 | 201;
   /** Associations returned per `from` id by the v4 batch read before paging. Default 500. */
   associationPageSize?: number;
   /** Clock (epoch ms) for timestamps, search lag and rate windows. Default Date.now. */
