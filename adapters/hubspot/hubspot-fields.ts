@@ -6,7 +6,8 @@
  * `externalOptions: true` and list no options: their values are the ids of GET
  * /crm/v3/pipelines/{objectType}, so they are read from there. Taking the empty `options` at its
  * word would refuse every stage (botpress/botpress#15354). Other external lists (owners) are not
- * read: such a property is a string, checked by HubSpot alone.
+ * read: such a property is a string, checked by HubSpot alone. An option HubSpot marks `hidden` is
+ * kept, marked `hidden: true`: HubSpot hides it from forms but takes its value in a write.
  */
 import type { FieldDefinition, FieldDefinitionsFile, FieldOption } from '../../schemas/field-definitions.js';
 import { CrmError } from '../../src/errors.js';
@@ -41,7 +42,7 @@ export interface HubSpotPipeline {
 /** Properties whose values are pipeline ids or stage ids. */
 const PIPELINE_PROPERTIES: Record<string, 'pipeline' | 'stage'> = { pipeline: 'pipeline', dealstage: 'stage', hs_pipeline: 'pipeline', hs_pipeline_stage: 'stage' };
 
-const option = (value: string, label: string | undefined): FieldOption => (label !== undefined && label !== '' ? { value, label } : { value });
+const option = (value: string, label: string | undefined, hidden = false): FieldOption => ({ value, ...(label !== undefined && label !== '' ? { label } : {}), ...(hidden ? { hidden: true } : {}) });
 
 /** Pipeline or stage ids (labels kept) of the live pipelines, in HubSpot's order, each id once. */
 function pipelineOptions(kind: 'pipeline' | 'stage', pipelines: readonly HubSpotPipeline[]): FieldOption[] {
@@ -69,7 +70,8 @@ export function hubspotFieldDefinition(p: HubSpotProperty, pipelines: readonly H
       if (p.fieldType === 'booleancheckbox') return { type: 'boolean', ...readOnly };
       const pipelineKind = PIPELINE_PROPERTIES[p.name];
       if (p.externalOptions && !pipelineKind) return { type: 'string', ...readOnly };
-      const options = p.externalOptions ? pipelineOptions(pipelineKind!, pipelines) : (p.options ?? []).filter((o) => !o.hidden).map((o) => option(o.value, o.label));
+      // A hidden option is hidden from HubSpot's forms, not refused in a write: kept, marked.
+      const options = p.externalOptions ? pipelineOptions(pipelineKind!, pipelines) : (p.options ?? []).map((o) => option(o.value, o.label, o.hidden === true));
       return { type: 'enumeration', options, ...(p.fieldType === 'checkbox' ? { multiple: true } : {}), ...readOnly };
     }
     default:

@@ -5,7 +5,7 @@ import { z } from 'zod';
 import type { ObjectSpec } from '../../schemas/objects.js';
 import { ConfigError } from '../../src/errors.js';
 import { parseArgs, toAction } from '../../src/mcp/arguments.js';
-import { advertisedSchema, toolSpecs } from '../../src/mcp/tool-schemas.js';
+import { advertisedSchema, fieldRule, toolSpecs } from '../../src/mcp/tool-schemas.js';
 
 const objects: Record<string, ObjectSpec> = {
   contact: { kind: 'record', fields: ['email', 'firstname'] },
@@ -90,6 +90,17 @@ describe('advertisedSchema with field definitions', () => {
 
   it('still lets the engine normalize: "Customer " passes the arguments check and is the engine\'s to map', () => {
     expect(parseArgs(upsertDeal!, { externalId: 'd', fields: { lifecyclestage: 'Customer ' } }).ok).toBe(true);
+  });
+});
+
+describe('fieldRule and options hidden in the CRM', () => {
+  it('leaves a hidden option and its label out of the enumeration offered', () => {
+    const rule = fieldRule('lifecyclestage', { type: 'enumeration', options: [{ value: 'lead', label: 'Lead' }, { value: 'subscriber', label: 'Subscriber', hidden: true }, 'other'] });
+    expect(rule).toEqual({ type: 'string', enum: ['lead', 'other'], description: 'Property "lifecyclestage". lead = Lead.' });
+  });
+
+  it('offers a plain string when every option is hidden (an empty enum admits nothing)', () => {
+    expect(fieldRule('f', { type: 'enumeration', options: [{ value: 'old', hidden: true }] })).toEqual({ type: 'string', description: 'Property "f".' });
   });
 });
 

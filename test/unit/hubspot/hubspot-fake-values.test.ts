@@ -117,6 +117,14 @@ describe('fakeHubSpot property values', () => {
     expect(detail(r)[0]).toMatchObject({ error: 'INVALID_OPTION', message: 'APIs was not one of the allowed options: [crm, billing, api]' });
   });
 
+  it('takes the value of a hidden option (hidden from forms, not refused) and lists it marked hidden', async () => {
+    fake.defineProperty('contacts', 'lifecyclestage', { type: 'enumeration', fieldType: 'radio', options: ['lead', { value: 'subscriber', label: 'Subscriber', hidden: true }] });
+    expect((await upsert('contacts', { lifecyclestage: 'subscriber' }, 'C-1')).status).toBe(200);
+    expect(fake.records('contacts')[0]!.properties.lifecyclestage).toBe('subscriber');
+    const one = await call('GET', '/crm/v3/properties/contacts/lifecyclestage');
+    expect(one.body.options).toEqual([{ label: 'lead', value: 'lead', displayOrder: 0, hidden: false }, { label: 'Subscriber', value: 'subscriber', displayOrder: 1, hidden: true }]);
+  });
+
   it('serves property definitions and the deal pipelines in HubSpot\'s shapes', async () => {
     const one = await call('GET', '/crm/v3/properties/contacts/lifecyclestage');
     expect(one.body).toMatchObject({ name: 'lifecyclestage', type: 'enumeration', fieldType: 'radio', externalOptions: false });
