@@ -87,13 +87,17 @@ const noAssociationResult = (extra: string[]) =>
     vendor: VENDOR, kind: CrmErrorKind.transient, ambiguous: true, vendorCode: 'NO_RESULT',
   });
 
-/** The record ids an association error names (INVALID_OBJECT_IDS `CONTACT=12 is not valid`, `objectId`, `fromObjectId`). */
+/**
+ * The record ids an association error names (`objectId`, `fromObjectId`, and INVALID_OBJECT_IDS
+ * `CONTACT=12 is not valid`, read by its `TYPE=id`, not by the words after it, which HubSpot
+ * localizes).
+ */
 function idsNamed(e: HubSpotErrorBody): Set<string> {
   const ids = new Set<string>();
   const context = e.context ?? {};
   for (const id of [...(context.objectId ?? []), ...(context.fromObjectId ?? []), ...(context.toObjectId ?? [])]) ids.add(String(id));
   for (const s of context.INVALID_OBJECT_IDS ?? []) {
-    const id = /=(\S+)\s/.exec(s)?.[1];
+    const id = /=(\S+)/.exec(s)?.[1];
     if (id) ids.add(id);
   }
   return ids;
