@@ -61,10 +61,12 @@ describe('advertisedSchema', () => {
 
 describe('advertisedSchema with field definitions', () => {
   const spec: ObjectSpec = {
-    kind: 'record', fields: ['lifecyclestage', 'closedate', 'amount', 'industry', 'email'],
+    kind: 'record', fields: ['lifecyclestage', 'closedate', 'ai_renewal_date', 'amount', 'industry', 'email'],
     definitions: {
       lifecyclestage: { type: 'enumeration', options: [{ value: 'lead', label: 'Lead' }, { value: 'customer', label: 'Customer' }] },
-      closedate: { type: 'date' },
+      // HubSpot's deal closedate is a datetime; a date property is a custom one.
+      closedate: { type: 'datetime' },
+      ai_renewal_date: { type: 'date' },
       amount: { type: 'number' },
       industry: { type: 'enumeration', options: Array.from({ length: 300 }, (_, i) => `I${i}`) },
     },
@@ -77,7 +79,8 @@ describe('advertisedSchema with field definitions', () => {
   it('tells the model each defined field\'s rule: enumerations as enums with their labels, dates with their format', () => {
     expect(fields.lifecyclestage).toMatchObject({ type: 'string', enum: ['lead', 'customer'] });
     expect(fields.lifecyclestage!.description).toContain('lead = Lead; customer = Customer');
-    expect(fields.closedate).toMatchObject({ type: 'string', format: 'date' });
+    expect(fields.closedate).toMatchObject({ type: 'string', format: 'date-time' });
+    expect(fields.ai_renewal_date).toMatchObject({ type: 'string', format: 'date' });
     expect(fields.amount).toMatchObject({ type: 'number' });
     expect(json.properties.fields.additionalProperties).toBe(false);
   });
