@@ -5,7 +5,8 @@
  * also be written by hand in an object's `fields` list, to narrow what the CRM would accept.
  *
  * Wire forms are the same on both CRMs: a date is `YYYY-MM-DD`, a date-time an ISO 8601 string in
- * UTC, a multi-select its values joined with `;`.
+ * UTC, a multi-select its values joined with `;`, a number its decimal text digit for digit (a
+ * HubSpot property string, a Salesforce JSON number).
  */
 import { z } from 'zod';
 
@@ -35,6 +36,10 @@ export const fieldDefinitionShape = {
   restricted: z.boolean().optional(),
   /** string types: the longest value the CRM stores, in characters. */
   maxLength: z.number().int().positive().optional(),
+  /** number, integer: the most digits the CRM stores, before and after the point together (Salesforce `precision`). */
+  precision: z.number().int().positive().optional(),
+  /** number: the most digits the CRM stores after the point (Salesforce `scale`); more would be rounded. */
+  scale: z.number().int().nonnegative().optional(),
   /** The CRM does not let an integration write it (calculated, read-only). */
   readOnly: z.boolean().optional(),
 };

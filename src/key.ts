@@ -10,7 +10,9 @@
  *                 the same values at the same time delivered again, never a later or corrected value.
  *   <parent>/<name-hash>   childKey: a step (model call, notification) under a parent key
  *
- * Printable ASCII, at most 100 characters; the `v1:` prefix lets the format evolve.
+ * Printable ASCII, at most 100 characters; the `v1:` prefix lets the format evolve. `intent` is
+ * what tells two different actions of one event on one record apart: in one call, actions under
+ * one key whose fields or links differ are all rejected (engine/repeats.ts).
  */
 import { hash as digest } from 'node:crypto';
 import type { Action } from '../schemas/action.js';

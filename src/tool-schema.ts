@@ -7,8 +7,9 @@
  *
  * - `json-schema`: draft 2020-12, `additionalProperties: false` everywhere.
  * - `openai` (strict structured outputs): every property listed in `required`, optional ones as
- *   `[T, "null"]` (a null means "not given"), no more than 1,000 enum values in all (the largest
- *   enumerations past that become plain strings, their values in the description).
+ *   `[T, "null"]` (a null means "not given", and the descriptions say so: an upsert's `clear`
+ *   empties fields), no more than 1,000 enum values in all (the largest enumerations past that
+ *   become plain strings, their values in the description).
  * - `anthropic` (strict tool use): no `minLength` / `maxLength` / `minimum` / `maximum` /
  *   `minItems` / `maxItems` (moved into the description; the engine enforces them), at most 16
  *   properties that use `anyOf` or a type array (the rest become strings; the engine still checks
@@ -55,11 +56,11 @@ function* walk(node: unknown): Generator<Json> {
 }
 
 /** The write tool of `object`, from the adapter's objects (their allowlists, links and definitions). */
-function specOf(adapter: CrmAdapter, object: string): ToolSpec {
+export function specOf(adapter: CrmAdapter, object: string, caller = 'toolSchema'): ToolSpec {
   const tool = toolSpecs(adapter.objects, { crm: adapter.name, windowMs: 0 }).find((t) => t.object === object);
   if (!tool) {
     const known = Object.keys(adapter.objects).join(', ');
-    throw new ConfigError(`toolSchema: "${object}" is not a configured object that can be written (configured: ${known})`);
+    throw new ConfigError(`${caller}: "${object}" is not a configured object that can be written (configured: ${known})`);
   }
   return tool;
 }
@@ -89,6 +90,9 @@ function forOpenAi(json: Json): Json {
     if (enumCount() <= OPENAI_MAX_ENUM_VALUES) break;
     fields[name] = asPlainString(node as Json, `more values than a strict OpenAI schema holds`);
   }
+  // Still over (more fields than that): clear's names stay in its description, checked when called.
+  const clearItems = ((json.properties as Json).clear as Json | undefined)?.items as Json | undefined;
+  if (clearItems && enumCount() > OPENAI_MAX_ENUM_VALUES) delete clearItems.enum;
   // Every property required; an optional one takes null as "not given".
   for (const node of walk(json)) {
     if (node.type !== 'object' || !isObject(node.properties)) continue;
@@ -132,6 +136,36 @@ function forAnthropic(json: Json): Json {
   return json;
 }
 
+/**
+ * What a null and a field left out mean in each dialect, said where the model reads it: the
+ * `fields` description, and in openai (where every field is sent) each field's and each optional
+ * argument's own. `toolCallAction` reads a call the same way.
+ */
+function describeNulls(json: Json, tool: ToolSpec, dialect: SchemaDialect): void {
+  const props = json.properties as Json;
+  const clear = props.clear !== undefined;
+  const fieldsNode = props.fields as Json;
+  const rule = dialect === 'openai'
+    ? clear
+      ? 'Every field must be sent: null means "not given", and the record keeps that field\'s value (a null never empties a field; to empty one, name it in clear).'
+      : 'Every field must be sent: null means "not given", and that field is not written.'
+    : !clear
+      ? 'A field left out is not written.'
+      : dialect === 'anthropic'
+        ? 'Leave a field out to keep what the record holds; to empty one, name it in clear (a null, where a field takes one, empties it too).'
+        : 'Leave a field out to keep what the record holds; null empties it, and so does naming it in clear.';
+  fieldsNode.description = `The ${tool.object} fields to write. Only these are allowed: ${tool.spec.fields.join(', ')}. ${rule}`;
+  if (dialect !== 'openai') return;
+  for (const node of Object.values((fieldsNode.properties as Json | undefined) ?? {})) {
+    describeMore(node as Json, clear ? 'null: not written, the record keeps its value (to empty it, name it in clear).' : 'null: not written.');
+  }
+  const required = new Set(Object.keys(tool.input.shape).filter((name) => !tool.input.shape[name]!.safeParse(undefined).success));
+  for (const [name, node] of Object.entries(props)) {
+    if (required.has(name)) continue;
+    describeMore(node as Json, name === 'links' ? 'null: no links.' : name === 'clear' ? 'null: empty none.' : 'null: not given.');
+  }
+}
+
 /** The properties of `schema`, at every level, that are not in their object's `required`: its share of Anthropic's optional-parameter budget. */
 export function optionalParameters(schema: Record<string, unknown>): number {
   let n = 0;
@@ -150,5 +184,6 @@ export function toolSchema(adapter: CrmAdapter, object: string, options: ToolSch
   const tool = specOf(adapter, object);
   const json = baseSchema(tool);
   const schema = dialect === 'openai' ? forOpenAi(json) : dialect === 'anthropic' ? forAnthropic(json) : json;
+  describeNulls(schema, tool, dialect);
   return { $schema: 'https://json-schema.org/draft/2020-12/schema', title: tool.name, description: tool.description, ...schema };
 }

@@ -12,7 +12,7 @@ import {
   type ClassifyContext, type ResponseInfo, type SalesforceRecordError, type SentRecord,
 } from './salesforce-errors.js';
 import { resolveSalesforceOptions, type SalesforceAdapterOptions, type SalesforceConnection, type SalesforceHttpRequest, type SalesforceObjectConfig } from './salesforce-options.js';
-import { activityLookups, activityValues, apiBase, collectionRecord, collectionUrl, linkTargets, recordValues } from './salesforce-requests.js';
+import { activityLookups, activityValues, apiBase, collectionBody, collectionUrl, linkTargets, numericFields, recordJson, recordValues } from './salesforce-requests.js';
 import type { DescribeResult } from './salesforce-fields.js';
 import { salesforceReads } from './salesforce-reads.js';
 import { groupsForUrl, queryUrl, soqlList } from './soql.js';
@@ -162,6 +162,7 @@ export function salesforceAdapter(options: SalesforceAdapterOptions): Salesforce
    */
   async function upsertCollection(
     spec: SalesforceObjectConfig,
+    numeric: ReadonlySet<string>,
     records: Array<Record<string, unknown>>,
     context?: BatchContext,
     explain?: (index: number, errors: readonly SalesforceRecordError[] | undefined) => CrmError | undefined,
@@ -169,12 +170,12 @@ export function salesforceAdapter(options: SalesforceAdapterOptions): Salesforce
     if (records.length === 0) return [];
     let body: unknown;
     try {
-      body = await sendCollection(spec, records, context);
+      body = await sendCollection(spec, numeric, records, context);
     } catch (err) {
-      const held = err instanceof CrmError ? holdersOf(spec, records, err) : undefined;
+      const held = err instanceof CrmError ? holdersOf(spec, numeric, records, err) : undefined;
       if (!held) throw err;
       const rest = records.map((_r, i) => i).filter((i) => !held.has(i));
-      const again = await upsertCollection(spec, rest.map((i) => records[i]!), context, explain && ((j, errors) => explain(rest[j]!, errors)));
+      const again = await upsertCollection(spec, numeric, rest.map((i) => records[i]!), context, explain && ((j, errors) => explain(rest[j]!, errors)));
       return records.map((_r, i) => held.get(i) ?? again[rest.indexOf(i)]!);
     }
     const results: CollectionResult[] = Array.isArray(body) ? body : [];
@@ -186,7 +187,7 @@ export function salesforceAdapter(options: SalesforceAdapterOptions): Salesforce
   }
 
   /** The wire call of `sobject(T).upsert(records[], extIdField, { allOrNone: false })` (jsforce `_upsertMany`), issued directly so the request carries our no-retry options. */
-  function sendCollection(spec: SalesforceObjectConfig, records: Array<Record<string, unknown>>, context?: BatchContext): Promise<unknown> {
+  function sendCollection(spec: SalesforceObjectConfig, numeric: ReadonlySet<string>, records: Array<Record<string, unknown>>, context?: BatchContext): Promise<unknown> {
     const headers: Record<string, string> = { 'content-type': 'application/json' };
     if (opts.allowDuplicateSave) headers['Sforce-Duplicate-Rule-Header'] = 'allowSave=true';
     return send<unknown>(
@@ -194,7 +195,7 @@ export function salesforceAdapter(options: SalesforceAdapterOptions): Salesforce
         method: 'PATCH',
         url: collectionUrl(opts.apiVersion, spec),
         headers,
-        body: JSON.stringify({ allOrNone: false, records: records.map((r) => collectionRecord(spec.sobject, r)) }),
+        body: collectionBody(spec.sobject, records, numeric),
       },
       { externalIds: records.map((r) => String(r[spec.externalIdField])), multiRecordWrite: records.length > 1 },
       context,
@@ -204,6 +205,9 @@ export function salesforceAdapter(options: SalesforceAdapterOptions): Salesforce
   const reads = salesforceReads({ objects: opts.objects, apiBase: base, maxUrlChars: MAX_QUERY_CHARS, query });
   const spec = <K extends SalesforceObjectConfig['kind']>(object: string, kind: K) => objectSpec(VENDOR, opts.objects, object, kind);
   const targets = linkTargets(opts.objects);
+  const objects = engineObjects(opts.objects, { slotted: true, ...(opts.fieldDefinitions ? { definitions: opts.fieldDefinitions } : {}), vendor: 'salesforce' });
+  // Per object, the fields whose checked values are numbers: their digits go out as JSON numbers.
+  const numeric = new Map(Object.entries(objects).map(([name, o]) => [name, numericFields(o.definitions)]));
 
   /** The link a record's `Foreign key external ID ... not found` error names, as LINK_NOT_FOUND. */
   const linkFailure = (write: RecordWrite, errors: readonly SalesforceRecordError[] | undefined): CrmError | undefined => {
@@ -235,7 +239,7 @@ export function salesforceAdapter(options: SalesforceAdapterOptions): Salesforce
   return {
     name: VENDOR,
     capabilities: { maxBatch: MAX_BATCH, nativeActivityUpsert: true },
-    objects: engineObjects(opts.objects, { slotted: true, ...(opts.fieldDefinitions ? { definitions: opts.fieldDefinitions } : {}), vendor: 'salesforce' }),
+    objects,
     connection: conn,
     describeSObject: (sobject: string) => send<DescribeResult>({ method: 'GET', url: `${base}/sobjects/${encodeURIComponent(sobject)}/describe` }),
 
@@ -249,7 +253,7 @@ export function salesforceAdapter(options: SalesforceAdapterOptions): Salesforce
       };
       // Links travel inline as external-id references: no request beyond the upsert itself.
       return writeInOrder(writes, prepare, (sent) =>
-        upsertCollection(s, sent.map((w) => recordValues(s, w, targets)), context, (i, errors) => linkFailure(sent[i]!, errors)),
+        upsertCollection(s, numeric.get(object)!, sent.map((w) => recordValues(s, w, targets)), context, (i, errors) => linkFailure(sent[i]!, errors)),
       );
     },
 
@@ -275,7 +279,7 @@ export function salesforceAdapter(options: SalesforceAdapterOptions): Salesforce
         }
         return { send: activityValues(s, w, set) };
       };
-      return writeInOrder(writes, prepare, (records) => upsertCollection(s, records, context));
+      return writeInOrder(writes, prepare, (records) => upsertCollection(s, numeric.get(object)!, records, context));
     },
 
     async findActivities(object: string, writes: ActivityWrite[]): Promise<Map<string, string>> {
@@ -300,7 +304,7 @@ export function salesforceAdapter(options: SalesforceAdapterOptions): Salesforce
  * Subject that happens to read "12/01/2026" is not taken for the date); every record with that
  * value in that field fails with it. Without a usable column, any field holding the value counts.
  */
-function holdersOf({ sobject, externalIdField }: SalesforceObjectConfig, records: ReadonlyArray<Record<string, unknown>>, error: CrmError): Map<number, WriteResult> | undefined {
+function holdersOf({ sobject, externalIdField }: SalesforceObjectConfig, numeric: ReadonlySet<string>, records: ReadonlyArray<Record<string, unknown>>, error: CrmError): Map<number, WriteResult> | undefined {
   const named = unparsableValue(error);
   if (!named) return undefined;
   // The key travels as text, which the parser always reads: never the culprit.
@@ -308,7 +312,7 @@ function holdersOf({ sobject, externalIdField }: SalesforceObjectConfig, records
     const v = record[k];
     return k !== externalIdField && (typeof v === 'string' || typeof v === 'number' || typeof v === 'boolean') && String(v) === named.value;
   };
-  const at = named.column === undefined ? undefined : recordAt(sobject, records, named.column);
+  const at = named.column === undefined ? undefined : recordAt(sobject, numeric, records, named.column);
   const fieldAt = at === undefined ? undefined : Object.keys(records[at]!).find((k) => holds(records[at]!, k));
   const held = new Map<number, WriteResult>();
   records.forEach((record, i) => {
@@ -319,10 +323,10 @@ function holdersOf({ sobject, externalIdField }: SalesforceObjectConfig, records
 }
 
 /** The record whose JSON spans `column` (1-based) of the one-line body `sendCollection` sent. */
-function recordAt(sobject: string, records: ReadonlyArray<Record<string, unknown>>, column: number): number | undefined {
-  let start = JSON.stringify({ allOrNone: false, records: [] }).length - 2;
+function recordAt(sobject: string, numeric: ReadonlySet<string>, records: ReadonlyArray<Record<string, unknown>>, column: number): number | undefined {
+  let start = collectionBody(sobject, []).length - 2;
   for (let i = 0; i < records.length; i++) {
-    const end = start + JSON.stringify(collectionRecord(sobject, records[i]!)).length;
+    const end = start + recordJson(sobject, records[i]!, numeric).length;
     if (column - 1 >= start && column - 1 < end) return i;
     start = end + 1;
   }

@@ -4,6 +4,8 @@
  * 3.10.16 types them). A lookup answers `type: 'reference'`, the sObjects it may hold in
  * `referenceTo` and its `relationshipName` (`AccountId` -> `Account`, `WhoId` -> `Who`,
  * custom `Partner__c` -> `Partner__r`); a lookup to several sObjects is `polymorphicForeignKey`.
+ * `precision` and `scale` are a number field's digits in all and after the point, 0 elsewhere
+ * (Opportunity Amount: currency(18, 2)).
  */
 import type { FakeFieldOptions } from './salesforce-fake-references.js';
 import { lengthOf, type FakeValueRules } from './salesforce-fake-values.js';
@@ -13,6 +15,8 @@ export interface DescribedField extends Required<Pick<FakeFieldOptions, 'type' |
   name: string;
   referenceTo: string[];
   defaultValue?: string;
+  precision?: number;
+  scale?: number;
 }
 
 const isPicklist = (f: DescribedField) => f.type === 'picklist' || f.type === 'multipicklist' || f.type === 'combobox';
@@ -43,6 +47,8 @@ export function describeSObject(name: string, fields: readonly DescribedField[])
       createable: f.createable,
       updateable: f.updateable,
       length: lengthOf(f),
+      precision: f.precision ?? 0,
+      scale: f.scale ?? 0,
       picklistValues: isPicklist(f)
         ? (f.picklistValues ?? []).map((p) => ({ active: p.active !== false, defaultValue: p.defaultValue ?? p.value === f.defaultValue, label: p.label ?? p.value, validFor: null, value: p.value }))
         : [],

@@ -52,6 +52,10 @@ export interface FakeFieldOptions extends FakeValueRules {
   referenceTo?: string[];
   /** Value set on create when absent. */
   defaultValue?: string;
+  /** double, currency, percent: digits in all (describe `precision`). Default 0, as describe gives other types. */
+  precision?: number;
+  /** double, currency, percent: digits after the point (describe `scale`). Default 0. */
+  scale?: number;
 }
 
 const EXTERNAL: FakeFieldOptions = { type: 'string', externalId: true, unique: true };
@@ -79,7 +83,7 @@ export const SALES_SCHEMA: Record<string, Record<string, FakeFieldOptions>> = {
     Name: { type: 'string', label: 'Name', length: 120, required: true },
     StageName: { type: 'picklist', label: 'Stage', picklistValues: OPPORTUNITY_STAGES, restrictedPicklist: true, required: true },
     CloseDate: { type: 'date', label: 'Close Date', required: true },
-    Amount: { type: 'currency' },
+    Amount: { type: 'currency', precision: 18, scale: 2 },
     AccountId: { type: 'reference', referenceTo: ['Account'] },
     AI_External_Id__c: EXTERNAL,
   },

@@ -22,6 +22,8 @@ interface FieldDef extends Required<Pick<FakeFieldOptions, 'type' | 'externalId'
   name: string;
   referenceTo: string[];
   defaultValue?: string;
+  precision?: number;
+  scale?: number;
 }
 
 /** Salesforce faults beyond the shared ones. */
@@ -131,6 +133,8 @@ export class FakeSalesforceState implements FakeVendor {
       length: o.length,
       picklistValues: o.picklistValues,
       restrictedPicklist: o.restrictedPicklist,
+      precision: o.precision,
+      scale: o.scale,
     };
     s.fields.set(name, f);
     if (f.externalId || f.unique || f.type === 'reference') this.index(s, name);
@@ -379,10 +383,11 @@ export class FakeSalesforceState implements FakeVendor {
 
   /**
    * A date or date-time value the JSON parser cannot read fails the whole request (nothing is
-   * written), named by the first such value; its column is where the value sits in the body.
+   * written), named by the first such value; its column is where the value sits in the body as
+   * sent (`raw`: a number written with more digits than a double holds keeps its width there).
    */
-  private parseError(s: SObjectState, records: ReadonlyArray<Record<string, unknown>>, body: unknown): FakeResponse | undefined {
-    const text = JSON.stringify(body);
+  private parseError(s: SObjectState, records: ReadonlyArray<Record<string, unknown>>, body: unknown, raw?: string): FakeResponse | undefined {
+    const text = raw ?? JSON.stringify(body);
     for (const r of records) {
       for (const [name, v] of Object.entries(r)) {
         const f = s.fields.get(name);
@@ -404,7 +409,7 @@ export class FakeSalesforceState implements FakeVendor {
       const bad = this.unknownField(s, r);
       if (bad) return bad;
     }
-    const parse = this.parseError(s, body.records, req.body);
+    const parse = this.parseError(s, body.records, req.body, req.raw);
     if (parse) return parse;
     const allowSave = /allowSave\s*=\s*true/i.test(req.headers['sforce-duplicate-rule-header'] ?? '');
     const seen = new Map<string, number>();

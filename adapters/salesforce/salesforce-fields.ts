@@ -5,8 +5,9 @@
  * out; check-setup names them.
  *
  * Describe's field shape (DescribeSObjectResult.fields, as jsforce 3.10.16 types it): `name`,
- * `type`, `length`, `picklistValues: [{ value, label, active, defaultValue, validFor }]`,
- * `restrictedPicklist`, `createable`, `updateable`. Record types can narrow a picklist further
+ * `type`, `length`, `precision` and `scale` (digits in all and after the point of a double,
+ * currency or percent; 0 on other types), `picklistValues: [{ value, label, active, defaultValue,
+ * validFor }]`, `restrictedPicklist`, `createable`, `updateable`. Record types can narrow a picklist further
  * (`/ui-api/object-info/{obj}/picklist-values/{recordTypeId}/{field}`); describe lists the
  * values of the whole field, so a value one record type does not allow is still accepted here.
  */
@@ -18,6 +19,8 @@ export interface DescribeField {
   name: string;
   type: string;
   length?: number;
+  precision?: number;
+  scale?: number;
   picklistValues?: ReadonlyArray<{ value: string; label?: string | null; active?: boolean }>;
   restrictedPicklist?: boolean;
   createable?: boolean;
@@ -31,6 +34,12 @@ export interface DescribeResult {
 const NUMBER_TYPES = new Set(['double', 'currency', 'percent']);
 const SAME_TYPES = new Set(['email', 'phone', 'url', 'boolean', 'date', 'datetime']);
 const TEXT_TYPES = new Set(['string', 'textarea', 'combobox', 'encryptedstring', 'email', 'phone', 'url']);
+
+/** A double, currency or percent field's precision and scale, when describe gives them. */
+function digitsOf(f: DescribeField): Pick<FieldDefinition, 'precision' | 'scale'> {
+  if (!NUMBER_TYPES.has(f.type) || typeof f.precision !== 'number' || f.precision <= 0) return {};
+  return { precision: f.precision, ...(typeof f.scale === 'number' && f.scale >= 0 && f.scale <= f.precision ? { scale: f.scale } : {}) };
+}
 
 /**
  * One describe field as a definition. A combobox (Task Subject) is text: its values are only
@@ -56,7 +65,7 @@ export function fieldDefinitionOf(f: DescribeField): FieldDefinition {
         ? (f.type as FieldDefinition['type'])
         : 'string';
   const maxLength = TEXT_TYPES.has(f.type) && typeof f.length === 'number' && f.length > 0 ? { maxLength: f.length } : {};
-  return { type, ...maxLength, ...readOnly };
+  return { type, ...maxLength, ...digitsOf(f), ...readOnly };
 }
 
 /** The day `now` falls on in UTC: `YYYY-MM-DD`. */

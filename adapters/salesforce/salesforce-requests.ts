@@ -2,6 +2,7 @@
  * The sObject Collections upsert, built in one place: the adapter sends it and
  * `sync --dry-run` prints it, so the preview cannot drift from the request.
  */
+import type { FieldDefinition } from '../../schemas/field-definitions.js';
 import type { Fields, LinkRef } from '../../src/adapter.js';
 import type { SalesforceObjectConfig } from './salesforce-config.js';
 
@@ -21,6 +22,30 @@ export const collectionUrl = (apiVersion: string, spec: { sobject: string; exter
 
 /** One record of a collection request. */
 export const collectionRecord = (sobject: string, record: Record<string, unknown>) => ({ ...record, attributes: { type: sobject } });
+
+/** The fields whose definitions make them numbers (number, integer): what `recordJson` writes as JSON numbers. */
+export function numericFields(definitions: Readonly<Record<string, FieldDefinition>> | undefined): ReadonlySet<string> {
+  return new Set(Object.entries(definitions ?? {}).filter(([, d]) => d.type === 'number' || d.type === 'integer').map(([field]) => field));
+}
+
+// JSON's own grammar for a number, so that what is written bare is always valid JSON.
+const JSON_NUMBER = /^-?(?:0|[1-9]\d*)(?:\.\d+)?$/;
+
+/**
+ * One record of a collection request as JSON text. A `numeric` field holding decimal text is
+ * written as a JSON number with exactly those digits: the checked value of a number keeps its
+ * text when a double would round it (`"12345678901234567890"`, schemas/values.ts), and
+ * JSON.stringify would either quote it or, parsed to a number first, round it. Everything else is
+ * JSON.stringify's own output.
+ */
+export function recordJson(sobject: string, record: Record<string, unknown>, numeric: ReadonlySet<string> = new Set()): string {
+  const entries = Object.entries(collectionRecord(sobject, record)).filter(([, v]) => v !== undefined);
+  return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${numeric.has(k) && typeof v === 'string' && JSON_NUMBER.test(v) ? v : JSON.stringify(v)}`).join(',')}}`;
+}
+
+/** The body of a collection upsert: `{"allOrNone":false,"records":[...]}`, each record by `recordJson`. */
+export const collectionBody = (sobject: string, records: ReadonlyArray<Record<string, unknown>>, numeric?: ReadonlySet<string>) =>
+  `{"allOrNone":false,"records":[${records.map((r) => recordJson(sobject, r, numeric)).join(',')}]}`;
 
 /**
  * The relationship name of a lookup field, under which a parent is named by its external id:

@@ -17,6 +17,8 @@ export interface FakeRequest {
   query: URLSearchParams;
   headers: Record<string, string>;
   body: unknown;
+  /** The body as it arrived, before parsing (the loopback front; nock hands over JSON parsed). */
+  raw?: string;
 }
 
 export interface FakeResponse {
@@ -363,12 +365,14 @@ export async function listenLoopback(core: FakeHttpCore, port = 0): Promise<Loop
       const url = new URL(req.url ?? '/', 'http://127.0.0.1');
       const headers: Record<string, string> = {};
       for (const [k, v] of Object.entries(req.headers)) if (typeof v === 'string') headers[k] = v;
+      const raw = Buffer.concat(chunks).toString('utf8');
       const fakeReq: FakeRequest = {
         method: req.method ?? 'GET',
         path: decodePath(url.pathname),
         query: url.searchParams,
         headers,
-        body: parseBody(Buffer.concat(chunks).toString('utf8'), req.headers['content-type']),
+        body: parseBody(raw, req.headers['content-type']),
+        ...(raw ? { raw } : {}),
       };
       core.dispatch(fakeReq).then(
         (d) => {
@@ -443,6 +447,7 @@ export async function interceptWithNock(core: FakeHttpCore, origin: string): Pro
         query: url.searchParams,
         headers,
         body: typeof body === 'string' ? parseBody(body, 'application/json') : body,
+        ...(typeof body === 'string' && body ? { raw: body } : {}),
       };
       core.dispatch(fakeReq).then(
         (d) => {

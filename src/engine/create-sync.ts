@@ -1,7 +1,7 @@
 /**
  * createSync(): the engine's wiring. An applyMany runs the stages in the order of the data flow:
  *
- *   prepare -> in-call repeats -> claim -> dedupe window -> unchanged -> plan + write (retry,
+ *   prepare -> shared keys -> in-call repeats -> claim -> dedupe window -> unchanged -> plan + write (retry,
  *   recover, split) + settle -> follow
  *
  * each in its own file of this folder, taking and returning typed values (types.ts). One lease
@@ -28,7 +28,7 @@ import { decodeActionFailure } from './payloads.js';
 import { prepareAction, prepareAll, reported, type Prepared, type StoredKey } from './prepare.js';
 import { parentMemo } from './parents.js';
 import { quotaPause } from './quota.js';
-import { repeatOutcome, splitRepeats } from './repeats.js';
+import { repeatOutcome, sharedKeyClashes, splitRepeats, type SharedKeys } from './repeats.js';
 import { completeEntries, failEntries } from './settle.js';
 import type { Call, Decided, EngineContext, Planned } from './types.js';
 import { unchangedStage } from './unchanged.js';
@@ -41,6 +41,19 @@ import { readRecords, type ReadAnswer, type ReadOptions } from './read.js';
 export type { Prepared } from './prepare.js';
 export type { ApplyEachOptions, Settled } from './apply-each.js';
 export type { ReadAnswer, ReadOptions } from './read.js';
+export type { SharedKeys } from './repeats.js';
+
+export interface ApplyManyOptions {
+  /**
+   * Actions of the call that share a key but not their fields or links (after normalization).
+   * `reject` (default): the call is one set of actions, as one event's; they are two actions the
+   * key cannot tell apart, so every one of them is `rejected` naming the key and `intent`, and
+   * none is written. `replay`: the call carries several deliveries (a file's lines, several
+   * events' jobs); the first is applied and the later ones are `replayed`, as a redelivery with
+   * other model text is in another call. Identical actions are one action either way.
+   */
+  sharedKeys?: SharedKeys;
+}
 
 export interface SyncOptions {
   adapter: CrmAdapter;
@@ -106,7 +119,7 @@ export interface SyncOptions {
 
 export interface Sync {
   apply(action: unknown): Promise<Outcome>;
-  applyMany(actions: readonly unknown[]): Promise<Outcome[]>;
+  applyMany(actions: readonly unknown[], options?: ApplyManyOptions): Promise<Outcome[]>;
   /**
    * Apply a long list or stream of actions in calls sized by the work they carry: every
    * `batchSize` actions are looked up in the ledger first (one read); rejected input and keys
@@ -228,11 +241,13 @@ export function createSync(options: SyncOptions): Sync {
   const ctx = engineContext(options, telemetry);
   const { adapter, ledger } = ctx;
 
-  async function applyInternal(inputs: readonly unknown[], stored?: readonly (StoredKey | undefined)[]): Promise<Outcome[]> {
-    const { planned, rejected } = prepareAll(ctx, inputs, stored);
+  async function applyInternal(inputs: readonly unknown[], stored?: readonly (StoredKey | undefined)[], sharedKeys: SharedKeys = 'reject'): Promise<Outcome[]> {
+    const prepared = prepareAll(ctx, inputs, stored);
+    const { pass: planned, clashed } = sharedKeys === 'reject' ? sharedKeyClashes(prepared.planned) : { pass: prepared.planned, clashed: [] };
     const { leaders, repeats } = splitRepeats(planned);
     const decided = await runCall(ctx, leaders);
-    const outcomes = rejected;
+    const outcomes = prepared.rejected;
+    for (const { item, outcome } of clashed) outcomes[item.index] = reported(item, outcome);
     for (const item of leaders) outcomes[item.index] = reported(item, decided.get(item.index)!);
     for (const { item, leader } of repeats) outcomes[item.index] = reported(item, repeatOutcome(item, decided.get(leader.index)!));
     return Array.from({ length: inputs.length }, (_, i) => outcomes[i]!);
@@ -251,7 +266,9 @@ export function createSync(options: SyncOptions): Sync {
     return out;
   });
 
-  const applyMany = telemetry.applyMany((inputs: readonly unknown[]) => applyInternal(inputs));
+  const applyOneSet = telemetry.applyMany((inputs: readonly unknown[]) => applyInternal(inputs));
+  const applyDeliveries = telemetry.applyMany((inputs: readonly unknown[]) => applyInternal(inputs, undefined, 'replay'));
+  const applyMany = (inputs: readonly unknown[], many: ApplyManyOptions = {}) => (many.sharedKeys === 'replay' ? applyDeliveries(inputs) : applyOneSet(inputs));
   // Each step is one apply_many span: its outcomes are counted once, where they were settled.
   const step = async (fn: () => Promise<Settled>): Promise<Settled> => {
     let settled: Settled = [];
@@ -272,7 +289,7 @@ export function createSync(options: SyncOptions): Sync {
     applyEach,
     retryStored,
     read,
-    apply: async (action) => (await applyMany([action]))[0]!,
+    apply: async (action) => (await applyOneSet([action]))[0]!,
     handle: telemetry.handle(handle),
     once: (key, fn) => once(key.startsWith('v1:') ? key : `v1:o:${sha(['once', key])}`, fn),
     async close() {

@@ -15,8 +15,10 @@ import { coalesce, type Coalesced } from './coalesce.js';
 import { leaseKeeper, type LeaseKeeper } from './lease-keeper.js';
 import { decodeEventResult, decodeStepResult, encodeError, encodeEventResult, encodeStepResult } from './payloads.js';
 import type { LedgerClock } from '../ledger/clock.js';
-import type { Outcome } from '../outcome.js';
+import { redactedChange, type Outcome } from '../outcome.js';
 import { ownerId } from '../owner.js';
+import type { Prepared } from './prepare.js';
+import { sharedKeyClashes, type KeyedItem } from './repeats.js';
 
 export interface HandleEvent {
   source: string;
@@ -60,6 +62,13 @@ export type Handler = (ctx: HandleContext) => Promise<readonly HandlerAction[] |
 export interface GuardedOptions {
   ledger: LedgerBackend;
   applyMany(actions: readonly unknown[]): Promise<Outcome[]>;
+  /**
+   * The engine's `prepare`. Given, `handle` refuses an event's actions that share a key but not
+   * their fields or links before it hands the others to `applyMany`: for an `applyMany` that
+   * carries other deliveries too (a worker's coalesced call), which cannot tell one event's
+   * actions from another's. Without it, `applyMany` must refuse them itself (the Sync's does).
+   */
+  prepare?(action: unknown): Prepared;
   read(object: string, ids: readonly string[], options?: ReadOptions): Promise<ReadAnswer[]>;
   leaseMs: number;
   retentionMs: number | null;
@@ -185,6 +194,30 @@ async function once<T>(o: GuardedOptions, s: Steps, key: string, fn: (stepKey: s
   }
 }
 
+/**
+ * Apply one event's actions. With `prepare`, those sharing a key but not their content are
+ * `rejected` here, and only the others go to `applyMany`.
+ */
+async function applyEvent(o: GuardedOptions, inputs: readonly unknown[]): Promise<Outcome[]> {
+  if (!o.prepare) return o.applyMany(inputs);
+  const items: (KeyedItem & { prepared: Extract<Prepared, { ok: true }> })[] = [];
+  inputs.forEach((input, index) => {
+    const p = o.prepare!(input);
+    if (p.ok) items.push({ index, key: p.key, action: p.action, prepared: p });
+  });
+  const { clashed } = sharedKeyClashes(items);
+  if (clashed.length === 0) return o.applyMany(inputs);
+  const outcomes: Outcome[] = [];
+  for (const { item, outcome } of clashed) {
+    const normalized = item.prepared.normalized;
+    outcomes[item.index] = normalized ? { ...outcome, normalized: normalized.map((n) => redactedChange(n)) } : outcome;
+  }
+  const rest = inputs.flatMap((_, i) => (outcomes[i] ? [] : [i]));
+  const applied = await o.applyMany(rest.map((i) => inputs[i]));
+  rest.forEach((i, j) => (outcomes[i] = applied[j]!));
+  return Array.from({ length: inputs.length }, (_, i) => outcomes[i]!);
+}
+
 /** Complete the event when every action completed, else fail it (it runs again on its next delivery). */
 async function settleEvent(s: Steps, o: GuardedOptions, key: string, token: number, outcomes: Outcome[]): Promise<HandleResult> {
   const bad = outcomes.filter((x) => x.status === 'failed' || x.status === 'rejected' || x.status === 'in_flight');
@@ -212,7 +245,7 @@ async function handle(o: GuardedOptions, s: Steps, event: HandleEvent, fn: Handl
   const ctx: HandleContext = { key, event, once: (name, step) => once(o, s, childKey(key, name), step), read: o.read };
   let outcomes: Outcome[];
   try {
-    outcomes = await s.keep(key, token, async () => o.applyMany(((await fn(ctx)) ?? []).map((a) => withEvent(a, event))));
+    outcomes = await s.keep(key, token, async () => applyEvent(o, ((await fn(ctx)) ?? []).map((a) => withEvent(a, event))));
   } catch (err) {
     await s.fail({ key, token, error: encodeError(serializeError(err)) });
     throw err;

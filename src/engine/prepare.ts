@@ -61,7 +61,8 @@ export function prepareAction(ctx: EngineContext, input: unknown, storedKey?: st
   if (!definitions) return { ok: true, action, key, fingerprint: fingerprintOf(action) };
   const values = checkValues(action.fields, definitions, ctx.normalize);
   if (values.issues.length > 0) return { ok: false, key, error: new ValidationError(values.issues) };
-  const written = values.normalized.length > 0 ? { ...action, fields: values.fields } : action;
+  // Written as checked, reported or not: "12000" goes out as the number 12000, whose text it is.
+  const written = { ...action, fields: values.fields };
   return { ok: true, action: written, key, fingerprint: fingerprintOf(written), ...(values.normalized.length > 0 ? { normalized: values.normalized } : {}) };
 }
 

@@ -25,13 +25,37 @@ export interface ToolArgs {
   intent?: string;
   /** Further records the record or activity is associated with. */
   links?: { object: string; externalId: string }[];
+  /** upsert tools: fields to empty, by name. */
+  clear?: string[];
 }
 
 /** What naming a tool's arguments takes: its name, object, allowlist and strict arguments. */
 export type ArgumentsOf = Pick<ToolSpec, 'name' | 'object' | 'spec' | 'input'>;
 
-/** A tool's zod issues as `{ path, message }`, naming the argument and, for a field off the allowlist, the allowlist. */
-export function issuesOf(tool: ArgumentsOf, error: z.ZodError): ValidationIssue[] {
+const KINDS: Record<string, string> = { string: 'a string', number: 'a number', boolean: 'true or false', object: 'an object', array: 'a list', int: 'a whole number' };
+
+/** What a value is, as a reason says it: `a number`, `null`, `a list`. */
+function kindOf(value: unknown): string {
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return 'a list';
+  return KINDS[typeof value] ?? typeof value;
+}
+
+/** The value at `path` in the raw arguments (undefined where there is none). */
+function valueAt(raw: unknown, path: readonly PropertyKey[]): unknown {
+  let at = raw;
+  for (const key of path) {
+    if (at === null || typeof at !== 'object' || !Object.hasOwn(at, key)) return undefined;
+    at = (at as Record<PropertyKey, unknown>)[key];
+  }
+  return at;
+}
+
+/**
+ * A tool's zod issues as `{ path, message }`, naming the argument and, for a field off the
+ * allowlist, the allowlist. `raw` (the arguments as sent) lets a reason say what was sent.
+ */
+export function issuesOf(tool: ArgumentsOf, error: z.ZodError, raw?: unknown): ValidationIssue[] {
   return error.issues.flatMap((issue): ValidationIssue[] => {
     const at = issue.path.map(pathSegment).join('.');
     if (issue.code === 'unrecognized_keys') {
@@ -42,8 +66,20 @@ export function issuesOf(tool: ArgumentsOf, error: z.ZodError): ValidationIssue[
           : 'is not a known property';
       return issue.keys.map((k) => ({ path: at ? `${at}.${pathSegment(k)}` : pathSegment(k), message: reason }));
     }
-    if (issue.code === 'invalid_type' && / received undefined$/.test(issue.message)) {
-      return [{ path: at, message: `is required (${issue.expected})` }];
+    // Only zod's own wording is replaced: a schema's custom message already says it in our words.
+    const zodWording = /^Invalid (input|option)/.test(issue.message);
+    if (issue.code === 'invalid_type' && zodWording) {
+      const sent = valueAt(raw, issue.path);
+      const expected = KINDS[issue.expected] ?? issue.expected;
+      const missing = raw === undefined ? / received undefined$/.test(issue.message) : sent === undefined;
+      if (missing) return [{ path: at, message: `is required (${issue.expected})` }];
+      return [{ path: at, message: raw === undefined ? `must be ${expected}` : `must be ${expected}, not ${kindOf(sent)}` }];
+    }
+    if (issue.code === 'invalid_value' && zodWording && issue.values.length > 0) {
+      const sent = JSON.stringify(valueAt(raw, issue.path)) ?? 'this value';
+      const allowed = issue.values.map(String).join(', ');
+      if (issue.path[0] === 'clear') return [{ path: at, message: `${sent} is not on the allowlist for "${tool.object}" (allowed: ${allowed})` }];
+      return [{ path: at, message: `${sent} is not one of: ${allowed}` }];
     }
     return formatZodIssues({ issues: [issue] } as z.ZodError);
   });
@@ -52,7 +88,7 @@ export function issuesOf(tool: ArgumentsOf, error: z.ZodError): ValidationIssue[
 /** The arguments, or every issue with them. */
 export function parseArgs(tool: ToolSpec, raw: unknown): { ok: true; args: ToolArgs } | { ok: false; issues: ValidationIssue[] } {
   const parsed = tool.input.safeParse(raw ?? {});
-  if (!parsed.success) return { ok: false, issues: issuesOf(tool, parsed.error) };
+  if (!parsed.success) return { ok: false, issues: issuesOf(tool, parsed.error, raw ?? {}) };
   return { ok: true, args: parsed.data as unknown as ToolArgs };
 }
 

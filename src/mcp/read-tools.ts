@@ -196,7 +196,7 @@ export interface GetRequest {
  */
 export function parseGetArgs(tool: ReadToolSpec, raw: unknown): { ok: true; request: GetRequest } | { ok: false; issues: ValidationIssue[] } {
   const parsed = tool.input.safeParse(raw ?? {});
-  if (!parsed.success) return { ok: false, issues: issuesOf(tool, parsed.error) };
+  if (!parsed.success) return { ok: false, issues: issuesOf(tool, parsed.error, raw ?? {}) };
   const args = parsed.data as Record<string, unknown>;
   const given = tool.lookups.filter((k) => args[k] !== undefined);
   const ways = tool.lookups.join(', ');

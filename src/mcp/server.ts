@@ -14,7 +14,8 @@ import { adapterReads } from '../adapter.js';
 import { KeyConflictError, serializeError } from '../errors.js';
 import { DEFAULT_BUCKET_MS, periodBucket } from '../key.js';
 import { ledgerClock } from '../ledger/clock.js';
-import { issuesOf, parseArgs, toAction } from './arguments.js';
+import { toolCallToAction } from '../tool-call.js';
+import { issuesOf } from './arguments.js';
 import { bindKey } from './key-binding.js';
 import { lookupOutcome } from './outcome-lookup.js';
 import { describeResult, getResult, readFailed, readRejected } from './read-results.js';
@@ -91,10 +92,10 @@ export function createMcpServer(options: CreateMcpServerOptions): McpServer {
 
   async function write(tool: ToolSpec, raw: unknown): Promise<CallToolResult> {
     const { definitions } = tool.spec;
-    const parsed = parseArgs(tool, raw);
+    // The tools advertise optional arguments (the json-schema dialect): a null field empties it.
+    const parsed = toolCallToAction(tool, raw ?? {}, { dialect: 'json-schema', source: source(), callTime: new Date(now()).toISOString() });
     if (!parsed.ok) return rejectedResult(parsed.issues, '', definitions);
-    const { args } = parsed;
-    const action = toAction(tool, args, source(), new Date(now()).toISOString());
+    const { args, action } = parsed;
     const prepared = sync.prepare(action);
     if (!prepared.ok) return rejectedResult(prepared.error.issues, prepared.key, definitions);
     const subject: CallSubject = {
@@ -124,7 +125,7 @@ export function createMcpServer(options: CreateMcpServerOptions): McpServer {
   async function read(tool: ReadToolSpec, raw: unknown): Promise<CallToolResult> {
     if (tool.kind === 'describe') {
       const parsed = tool.input.safeParse(raw ?? {});
-      return parsed.success ? describeResult(describeObject(tool, reads)) : readRejected(issuesOf(tool, parsed.error));
+      return parsed.success ? describeResult(describeObject(tool, reads)) : readRejected(issuesOf(tool, parsed.error, raw ?? {}));
     }
     const parsed = parseGetArgs(tool, raw);
     if (!parsed.ok) return readRejected(parsed.issues);

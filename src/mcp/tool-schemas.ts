@@ -50,7 +50,17 @@ export const minutes = (ms: number): string => (ms % 60_000 === 0 ? `${ms / 60_0
 
 function fieldsSchema(object: string, spec: ObjectSpec, crm: string) {
   const fields = Object.fromEntries(spec.fields.map((f) => [f, fieldValueSchema.optional().describe(`${crm} property "${f}" of ${object}.`)]));
-  return z.strictObject(fields).describe(`The ${object} fields to write. Only these are allowed: ${spec.fields.join(', ')}. A string, number, boolean or null each.`);
+  return z.strictObject(fields).describe(`The ${object} fields to write. Only these are allowed: ${spec.fields.join(', ')}. A string, number, boolean or null each: leave a field out to keep what the record holds, null empties it.`);
+}
+
+/** `clear` of an upsert tool: the fields to empty, by name (a strict schema may not let a field be null). */
+function clearArg(object: string, spec: ObjectSpec) {
+  if (spec.fields.length === 0) return {};
+  return {
+    clear: z.array(z.enum(spec.fields as [string, ...string[]])).optional().describe(
+      `Fields of this ${object} to empty (their values removed), by name: ${spec.fields.join(', ')}. Only the fields named here are emptied; a field named here must not also be given a value in fields.`,
+    ),
+  };
 }
 
 const idempotencyKey = (what: string) =>
@@ -90,6 +100,7 @@ function upsertTool(object: string, spec: ObjectSpec, o: ToolSchemaOptions): Too
     input: z.strictObject({
       externalId: idSchema.describe(`Your id for this ${object}: the value of its external-id field in ${o.crm}.`),
       fields: fieldsSchema(object, spec, o.crm),
+      ...clearArg(object, spec),
       ...linksArg(object, spec.links ?? []),
       idempotencyKey: idempotencyKey(`write`),
       occurredAt,

@@ -47,6 +47,8 @@ export interface EventRunContext {
   handlers: Readonly<Record<string, EventHandler>>;
   /** The Sync's `read`, for handlers' `ctx.read`. */
   read: Sync['read'];
+  /** The Sync's `prepare`: an event's actions sharing a key but not their content are refused before they join the coalesced call. */
+  prepare: Sync['prepare'];
   leaseMs: number;
   retentionMs: number | null;
   inFlightDelayMs: number;
@@ -157,7 +159,7 @@ export async function runEventJob(ctx: EventRunContext, job: Job, token: string 
   if (!handler) throw new UnrecoverableError(`no handler for source "${data.source}" (webhooks.sources.${data.source}.handler in the config)`);
   let apiCalls = 0;
   const steps = guardedSteps({
-    ledger: ctx.ledger, clock: ctx.clock, leaseMs: ctx.leaseMs, retentionMs: ctx.retentionMs, sleep: ctx.sleep, read: ctx.read,
+    ledger: ctx.ledger, clock: ctx.clock, leaseMs: ctx.leaseMs, retentionMs: ctx.retentionMs, sleep: ctx.sleep, read: ctx.read, prepare: ctx.prepare,
     applyMany: async (actions) => {
       const r = await ctx.coalescer.run(actions);
       apiCalls += r.apiCalls;

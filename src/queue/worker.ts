@@ -126,7 +126,7 @@ function processor(o: StartWorkerOptions, queue: Queue, batch: Coalescer, active
   const { sync } = o;
   const inFlightDelayMs = o.inFlightDelayMs ?? 1_000;
   const eventCtx = {
-    ledger: sync.ledger, clock: ledgerClock(sync.ledger, { now: Date.now }), coalescer: batch, handlers: o.handlers ?? {}, read: sync.read,
+    ledger: sync.ledger, clock: ledgerClock(sync.ledger, { now: Date.now }), coalescer: batch, handlers: o.handlers ?? {}, read: sync.read, prepare: sync.prepare,
     leaseMs: o.leaseMs ?? 5 * 60_000, retentionMs: o.retentionMs ?? null, inFlightDelayMs, parentWaitMs: o.parentWaitMs ?? DEFAULT_PARENT_WAIT_MS, sleep: realSleep,
     rateLimit: (ms: number) => queue.rateLimit(ms), rateLimitWaitMs: o.rateLimitWaitMs ?? DEFAULT_RATE_LIMIT_WAIT_MS,
   };
@@ -184,7 +184,8 @@ export function startWorker(options: StartWorkerOptions): QueueWorker {
   const queue = new Queue(options.queue.name, bull);
   const active = { n: 0 };
   const batch = coalescer({
-    applyMany: (actions) => options.sync.applyMany(actions),
+    // One call carries many jobs: a file chunk's lines are deliveries, and each event's own actions were checked by its handle.
+    applyMany: (actions) => options.sync.applyMany(actions, { sharedKeys: 'replay' }),
     lingerMs: options.lingerMs ?? 20,
     maxActions: options.maxBatchActions ?? 1_000,
     apiCalls: () => options.sync.adapter.apiCalls(),

@@ -1,6 +1,8 @@
 import { afterEach, describe, expect, it } from 'vitest';
+import { hubspotCli } from '../../adapters/hubspot/hubspot-cli.js';
+import { hubspotAdapter } from '../../adapters/hubspot/index.js';
 import { createSync, openLedger, type Outcome } from '../../src/index.js';
-import { harness, type Harness } from './hubspot-helpers.js';
+import { harness, TOKEN, type Harness } from './hubspot-helpers.js';
 
 const fast = { retries: 8, minTimeoutMs: 5, maxTimeoutMs: 50 };
 const upsert = (n: number, fields: Record<string, string>) => ({ source: 'crm-test', eventId: `evt-v${n}`, op: 'upsert', object: 'contact', externalId: `V-${n}`, fields });
@@ -72,6 +74,47 @@ describe('hubspotAdapter when HubSpot refuses a value (definitions stale) over l
     expect(outcomes[1]!.error?.message).toMatch(/run `crm-upsert schema pull`$/);
     expect(h.fake.count('notes/batch/create')).toBe(1);
     expect(h.fake.records('notes')).toHaveLength(2);
+    await sync.close();
+  });
+});
+
+describe('hubspotAdapter with pulled definitions: values reach HubSpot with their meaning intact', () => {
+  let h: Harness;
+  afterEach(() => h?.stop());
+  const deal = (n: number, fields: Record<string, unknown>) => ({ source: 'crm-test', eventId: `evt-d${n}`, op: 'upsert', object: 'deal', externalId: `D-${n}`, fields: { dealname: `Deal ${n}`, ...fields } });
+  const dealNote = (n: number, hs_timestamp: string) => ({
+    source: 'crm-test', eventId: `evt-dn${n}`, op: 'create', object: 'note', target: { object: 'deal', externalId: 'D-1' }, fields: { hs_note_body: `note ${n}`, hs_timestamp },
+  });
+
+  it('stores every digit of a number as sent, a valid date-time as given, and refuses a rolled-over date with 0 calls', async () => {
+    h = await harness('loopback');
+    const section = { ...structuredClone(hubspotCli.salesStarter.section), basePath: h.basePath };
+    const fieldDefinitions = await hubspotCli.pullFields!(section, { HUBSPOT_ACCESS_TOKEN: TOKEN }, { now: new Date('2026-12-05T10:00:00Z') });
+    const adapter = hubspotAdapter({ accessToken: TOKEN, basePath: h.basePath, objects: section.objects, fieldDefinitions });
+    const sync = createSync({ adapter, ledger: openLedger('memory:'), retry: fast });
+    const before = h.fake.count();
+
+    const deals = await sync.applyMany([
+      deal(1, { amount: '12345678901234567890' }),
+      deal(2, { amount: '0.10000000000000000555' }),
+      deal(3, { amount: 48000 }),
+      deal(4, { amount: ' +007.50' }),
+      deal(5, { closedate: '2026-02-30' }),
+      deal(6, { closedate: '2026-12-01T19:00:00-05:00' }),
+    ]);
+    expect(deals.map((o) => o.status)).toEqual(['created', 'created', 'created', 'created', 'rejected', 'rejected']);
+    expect(deals.map((o) => o.normalized)).toEqual([undefined, undefined, undefined, [{ field: 'amount', from: ' +007.50', to: '7.50' }], undefined, undefined]);
+    expect(deals[4]!.error!.message).toContain('fields.closedate: must be an ISO 8601 date, YYYY-MM-DD; "2026-02-30" is not a day of the calendar (February 2026 has 28 days)');
+    expect(deals[5]!.error!.message).toContain('fields.closedate: must be an ISO 8601 date, YYYY-MM-DD; "2026-12-01T19:00:00-05:00" has a time of day');
+    expect(h.fake.records('deals').map((d) => d.properties.amount)).toEqual(['12345678901234567890', '0.10000000000000000555', '48000', '7.50']);
+    // One deals upsert for the four valid ones; nothing for the two refused.
+    expect(h.fake.count() - before).toBe(1);
+
+    const notes = await sync.applyMany([dealNote(1, '2026-11-28T10:00:00Z'), dealNote(2, '2026-02-30T10:00:00Z')]);
+    expect(notes.map((o) => o.status)).toEqual(['created', 'rejected']);
+    expect(notes[0]!.normalized).toBeUndefined();
+    expect(notes[1]!.error!.message).toContain('fields.hs_timestamp: must be an ISO 8601 date-time with its offset, e.g. 2026-11-28T10:00:00Z; "2026-02-30T10:00:00Z" is not a day of the calendar');
+    expect(h.fake.records('notes').map((n) => n.properties.hs_timestamp)).toEqual(['2026-11-28T10:00:00Z']);
     await sync.close();
   });
 });

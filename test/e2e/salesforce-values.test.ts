@@ -54,7 +54,7 @@ describe('salesforceCli.pullFields against fakeSalesforce', () => {
     });
     expect(file.objects.company!.Industry!.options).toHaveLength(32);
     expect(file.objects.contact).toEqual({ Email: { type: 'email', maxLength: 80 }, FirstName: { type: 'string', maxLength: 40 }, LastName: { type: 'string', maxLength: 80 }, Phone: { type: 'phone', maxLength: 40 } });
-    expect(file.objects.deal).toMatchObject({ CloseDate: { type: 'date' }, Amount: { type: 'number' }, StageName: { type: 'enumeration', restricted: true } });
+    expect(file.objects.deal).toMatchObject({ CloseDate: { type: 'date' }, Amount: { type: 'number', precision: 18, scale: 2 }, StageName: { type: 'enumeration', restricted: true } });
     expect((file.objects.deal!.StageName!.options ?? []).map((o) => (typeof o === 'string' ? o : o.value))).toEqual([
       'Prospecting', 'Qualification', 'Needs Analysis', 'Value Proposition', 'Id. Decision Makers', 'Perception Analysis', 'Proposal/Price Quote', 'Negotiation/Review', 'Closed Won', 'Closed Lost',
     ]);
@@ -210,6 +210,77 @@ describe('salesforceAdapter under createSync: values Salesforce still refuses', 
     expect(statuses(await sync.applyMany([contact(1), contact(2)]))).toEqual({ created: 2 });
     // The refused request, then each half on its own.
     expect(h.fake.count()).toBe(3);
+    await sync.close();
+  });
+});
+
+describe('salesforceAdapter with pulled definitions: numbers go out digit for digit', () => {
+  const dealObjects = {
+    ...objects,
+    deal: { kind: 'record', sobject: 'Opportunity', externalIdField: 'AI_External_Id__c', fields: ['Name', 'StageName', 'CloseDate', 'Amount', 'Exact__c'] },
+  } as typeof objects;
+  const deal = (n: number, fields: Record<string, unknown>) => ({
+    source: 'sf-values', eventId: `evt-d${n}`, op: 'upsert', object: 'deal', externalId: `D-${n}`, fields: { Name: `Deal ${n}`, StageName: 'Prospecting', CloseDate: '2027-01-15', ...fields },
+  });
+  /** The records of every Opportunity upsert body, as the text that reached the org. */
+  const sentBodies = () => h!.fake.requests.filter((r) => r.method === 'PATCH' && r.path.endsWith('/composite/sobjects/Opportunity/AI_External_Id__c')).map((r) => r.raw!);
+
+  it('writes each number\'s exact decimal text as a JSON number, and refuses what the field\'s precision or scale cannot hold with 0 calls', async () => {
+    h = await harness('loopback', {}, { objects: dealObjects });
+    h.fake.defineField('Opportunity', 'Exact__c', { type: 'double', precision: 18, scale: 17 });
+    const section: SalesforceConfig = { ...salesforceCli.salesStarter.section, instanceUrl: h.instanceUrl, objects: dealObjects };
+    const fieldDefinitions = await salesforceCli.pullFields!(section, { SF_ACCESS_TOKEN: TOKEN }, { now: new Date('2026-12-05T10:00:00Z') });
+    expect(fieldDefinitions.objects.deal).toMatchObject({ Amount: { type: 'number', precision: 18, scale: 2 }, Exact__c: { type: 'number', precision: 18, scale: 17 } });
+    const adapter = salesforceAdapter({ instanceUrl: h.instanceUrl, accessToken: TOKEN, objects: dealObjects, fieldDefinitions });
+    const sync = createSync({ adapter, ledger: openLedger('memory:'), retry: fast });
+    const before = h.fake.count();
+
+    const outcomes = await sync.applyMany([
+      deal(1, { Amount: '1234567890123456.78', Exact__c: '0.12345678901234567' }),
+      deal(2, { Amount: 48000, Exact__c: '1.50000000000000000' }),
+      deal(3, { Amount: ' 0012.50 ' }),
+      deal(4, { Amount: '0.125' }),
+      deal(5, { Amount: '12345678901234567890' }),
+      deal(6, { Exact__c: '0.10000000000000000555' }),
+    ]);
+    expect(outcomes.map((o) => o.status)).toEqual(['created', 'created', 'created', 'rejected', 'rejected', 'rejected']);
+    expect(outcomes.map((o) => o.normalized)).toEqual([undefined, undefined, [{ field: 'Amount', from: ' 0012.50 ', to: '12.50' }], undefined, undefined, undefined]);
+    expect(outcomes[3]!.error!.message).toContain('fields.Amount: 0.125 has 3 decimal places; the CRM keeps 2 and would round it');
+    expect(outcomes[4]!.error!.message).toContain('fields.Amount: 12345678901234567890 has 20 digits before the decimal point; the CRM holds 16 (precision 18, scale 2)');
+    expect(outcomes[5]!.error!.message).toContain('fields.Exact__c: 0.10000000000000000555 has 20 decimal places; the CRM keeps 17 and would round it');
+    // One upsert for the three valid deals, nothing for the three refused.
+    expect(h.fake.count() - before).toBe(1);
+    const [body] = sentBodies();
+    expect(body).toContain('"Amount":1234567890123456.78,"Exact__c":0.12345678901234567,');
+    expect(body).toContain('"Amount":48000,"Exact__c":1.50000000000000000,');
+    expect(body).toContain('"Amount":12.50,');
+    expect(body).not.toMatch(/"Amount":"|"Exact__c":"/);
+    expect(JSON.parse(body!).records).toHaveLength(3);
+    expect(h.fake.records('Opportunity').map((r) => r.AI_External_Id__c)).toEqual(['D-1', 'D-2', 'D-3']);
+    await sync.close();
+  });
+
+  it('names an unreadable date by its column in a body whose long numbers are written bare, failing only its record', async () => {
+    h = await harness('loopback');
+    h.fake.defineField('Opportunity', 'Exact__c', { type: 'double', precision: 18, scale: 17 });
+    const section: SalesforceConfig = { ...salesforceCli.salesStarter.section, instanceUrl: h.instanceUrl, objects: dealObjects };
+    const pulled = await salesforceCli.pullFields!(section, { SF_ACCESS_TOKEN: TOKEN }, { now: new Date('2026-12-05T10:00:00Z') });
+    // Stale definitions: CloseDate taken for text, so the unreadable date reaches the org.
+    const fieldDefinitions = { ...pulled, objects: { ...pulled.objects, deal: { ...pulled.objects.deal!, CloseDate: { type: 'string' as const } } } };
+    const adapter = salesforceAdapter({ instanceUrl: h.instanceUrl, accessToken: TOKEN, objects: dealObjects, fieldDefinitions });
+    const sync = createSync({ adapter, ledger: openLedger('memory:'), retry: fast });
+    // 0.10000000000000001 is 16 characters wider than the double it parses to (0.1): five of them
+    // would move a column counted on re-serialized JSON into the record before, whose Name reads
+    // like the bad date.
+    const outcomes = await sync.applyMany([
+      ...[1, 2, 3, 4].map((n) => deal(n, { Exact__c: '0.10000000000000001' })),
+      deal(5, { Exact__c: '0.10000000000000001', Name: '12/01/2026' }),
+      deal(6, { CloseDate: '12/01/2026' }),
+    ]);
+    expect(outcomes.map((o) => o.status)).toEqual(['created', 'created', 'created', 'created', 'created', 'failed']);
+    expect(outcomes[5]!.error).toMatchObject({ vendorCode: 'JSON_PARSER_ERROR', path: 'fields.CloseDate' });
+    expect(h.fake.records('Opportunity').map((r) => r.AI_External_Id__c)).toEqual(['D-1', 'D-2', 'D-3', 'D-4', 'D-5']);
+    expect(sentBodies()[0]).toContain('"Exact__c":0.10000000000000001,');
     await sync.close();
   });
 });

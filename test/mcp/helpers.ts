@@ -49,7 +49,7 @@ export async function expectGeneratedTools(client: Client, reads: boolean): Prom
   }
   const upsert = byName.get('upsert_contact')!;
   const props = upsert.inputSchema.properties as Record<string, { properties?: Record<string, unknown>; additionalProperties?: unknown; description?: string }>;
-  expect(Object.keys(props).sort()).toEqual(['externalId', 'fields', 'idempotencyKey', 'occurredAt']);
+  expect(Object.keys(props).sort()).toEqual(['clear', 'externalId', 'fields', 'idempotencyKey', 'occurredAt']);
   expect(Object.keys(props.fields!.properties!)).toEqual(['email', 'firstname', 'lastname', 'lifecyclestage']);
   expect(props.fields!.additionalProperties).toBe(false);
   expect(props.fields!.description).toContain('Only these are allowed: email, firstname, lastname, lifecyclestage');

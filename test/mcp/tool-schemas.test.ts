@@ -112,14 +112,16 @@ describe('parseArgs', () => {
   const create = tool('create_note');
 
   it.each([
-    ['an unknown argument', upsert, { externalId: 'c', fields: {}, extra: 1 }, [{ path: 'extra', message: 'is not an argument of upsert_contact (arguments: externalId, fields, idempotencyKey, occurredAt)' }]],
+    ['an unknown argument', upsert, { externalId: 'c', fields: {}, extra: 1 }, [{ path: 'extra', message: 'is not an argument of upsert_contact (arguments: externalId, fields, clear, idempotencyKey, occurredAt)' }]],
     ['a field off the allowlist', upsert, { externalId: 'c', fields: { phone: '1' } }, [{ path: 'fields.phone', message: 'is not on the allowlist for "contact" (allowed: email, firstname)' }]],
     ['a value of the wrong type', upsert, { externalId: 'c', fields: { email: [1] } }, [{ path: 'fields.email', message: 'must be a string, number, boolean, null or (for a multi-select field) a list of strings' }]],
     ['an object value', upsert, { externalId: 'c', fields: { firstname: { first: 'Ana' } } }, [{ path: 'fields.firstname', message: 'must be a string, number, boolean, null or (for a multi-select field) a list of strings' }]],
     ['a lone surrogate', upsert, { externalId: 'c', fields: { email: 'a\uD800' } }, [{ path: 'fields.email', message: 'contains a lone UTF-16 surrogate' }]],
     ['a missing externalId', upsert, { fields: {} }, [{ path: 'externalId', message: 'is required (string)' }]],
     ['a missing target', create, { fields: {} }, [{ path: 'target', message: 'is required (object)' }]],
-    ['a target that is not a parent', create, { target: { object: 'deal', externalId: 'd' }, fields: {} }, [{ path: 'target.object', message: 'Invalid option: expected one of "contact"|"company"' }]],
+    ['a target that is not a parent', create, { target: { object: 'deal', externalId: 'd' }, fields: {} }, [{ path: 'target.object', message: '"deal" is not one of: contact, company' }]],
+    ['an argument of the wrong type', upsert, { externalId: 7, fields: {} }, [{ path: 'externalId', message: 'must be a string, not a number' }]],
+    ['a field to clear off the allowlist', upsert, { externalId: 'c', fields: {}, clear: ['phone'] }, [{ path: 'clear.0', message: '"phone" is not on the allowlist for "contact" (allowed: email, firstname)' }]],
     ['a bad occurredAt', create, { target: { object: 'contact', externalId: 'c' }, fields: {}, occurredAt: 'yesterday' }, [{ path: 'occurredAt', message: 'must be an ISO 8601 date-time, e.g. 2026-11-29T10:00:00Z' }]],
   ])('names the path and the reason for %s', (_what, t, raw, issues) => {
     expect(parseArgs(t, raw)).toEqual({ ok: false, issues });

@@ -7,7 +7,7 @@ import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
 import { describe, expect, it } from 'vitest';
 import type { ObjectSpec } from '../../src/adapter.js';
-import { ConfigError, toolSchema } from '../../src/index.js';
+import { ConfigError, SCHEMA_DIALECTS, toolSchema } from '../../src/index.js';
 import { ANTHROPIC_MAX_OPTIONAL_PARAMETERS, ANTHROPIC_MAX_UNION_PROPERTIES, OPENAI_MAX_ENUM_VALUES, optionalParameters } from '../../src/tool-schema.js';
 import { memoryCrm } from '../helpers/memory-crm.js';
 
@@ -48,7 +48,7 @@ describe('toolSchema', () => {
   it.each(['json-schema', 'openai', 'anthropic'] as const)('%s: compiles in a validator, takes a good call, refuses an unknown field, closes every object', (dialect) => {
     const schema = toolSchema(adapter, 'contact', { for: dialect });
     const validate = validator().compile(schema);
-    const call = dialect === 'openai' ? { ...good, fields: { ...good.fields, firstname: null }, occurredAt: null } : good;
+    const call = dialect === 'openai' ? { ...good, fields: { ...good.fields, firstname: null }, clear: null, occurredAt: null } : good;
     expect(validate(call), JSON.stringify(validate.errors)).toBe(true);
     expect(validate({ ...call, fields: { ...call.fields, hubspot_owner_id: '7' } })).toBe(false);
     for (const node of walk(schema)) if (node.type === 'object' || (Array.isArray(node.type) && node.type.includes('object'))) expect(node.additionalProperties, JSON.stringify(node)).toBe(false);
@@ -85,7 +85,8 @@ describe('toolSchema', () => {
       region: { type: 'enumeration', options: Array.from({ length: 240 }, (_, i) => `r${i}`) },
     } } } }).adapter;
     const plain = toolSchema(big, 'deal');
-    expect([...walk(plain)].reduce((n, s) => n + (Array.isArray(s.enum) ? s.enum.length : 0), 0)).toBe(680);
+    // The three enumerations, and the three field names clear takes.
+    expect([...walk(plain)].reduce((n, s) => n + (Array.isArray(s.enum) ? s.enum.length : 0), 0)).toBe(683);
     const many = memoryCrm({ objects: { deal: { kind: 'record', fields: ['a', 'b', 'c', 'd', 'e'], definitions: Object.fromEntries(['a', 'b', 'c', 'd', 'e'].map((f, k) => [f, { type: 'enumeration' as const, options: Array.from({ length: 230 - k }, (_, i) => `${f}${i}`) }])) } } }).adapter;
     const schema = toolSchema(many, 'deal', { for: 'openai' });
     const total = [...walk(schema)].reduce((n, s) => n + (Array.isArray(s.enum) ? s.enum.length : 0), 0);
@@ -123,6 +124,21 @@ describe('toolSchema', () => {
     expect(optionalParameters(toolSchema(wide, 'contact', { for: 'anthropic' }))).toBeGreaterThan(ANTHROPIC_MAX_OPTIONAL_PARAMETERS);
     // OpenAI's dialect requires every property: nothing optional is left.
     expect(optionalParameters(toolSchema(wide, 'contact', { for: 'openai' }))).toBe(0);
+  });
+
+  it('gives an upsert a clear argument in every dialect, the names of its fields; openai keeps it within 1,000 enum values', () => {
+    for (const dialect of SCHEMA_DIALECTS) {
+      const clear = (toolSchema(adapter, 'contact', { for: dialect }).properties as Json).clear as Json;
+      expect((clear.items as Json).enum, dialect).toEqual(['email', 'firstname', 'lifecyclestage', 'closedate', 'amount']);
+    }
+    expect((toolSchema(adapter, 'note', { for: 'openai' }).properties as Json).clear).toBeUndefined();
+    const huge = memoryCrm({ objects: { contact: { kind: 'record', fields: Array.from({ length: 1_001 }, (_, i) => `f${i}`) } } }).adapter;
+    const schema = toolSchema(huge, 'contact', { for: 'openai' });
+    expect([...walk(schema)].reduce((n, s) => n + (Array.isArray(s.enum) ? s.enum.length : 0), 0)).toBeLessThanOrEqual(OPENAI_MAX_ENUM_VALUES);
+    const clear = (schema.properties as Json).clear as Json;
+    expect(clear.items).toEqual({ type: 'string' });
+    expect(clear.description).toContain('f1000');
+    expect((schema.required as string[])).toContain('clear');
   });
 
   it('makes a create tool\'s schema too, and refuses an object that cannot be written', () => {

@@ -36,7 +36,8 @@ describe('field values in the engine', () => {
     expect(outcomes[0]!.normalized).toEqual([{ field: 'lifecyclestage', from: 'Customer ', to: 'customer' }]);
     expect(outcomes[1]!.error).toMatchObject({ code: 'VALIDATION', path: 'fields.lifecyclestage', message: expect.stringContaining('"client" is not an allowed value; allowed: "lead", "customer"') });
     expect(outcomes[2]!.error!.message).toContain('fields.amount: must be a number with no currency sign');
-    expect(outcomes[3]!.normalized).toEqual([{ field: 'email', from: ' d@b.co', to: 'd@b.co' }, { field: 'amount', from: '12000', to: 12000 }]);
+    // "12000" is written as the number 12000 (its text unchanged, so not reported).
+    expect(outcomes[3]!.normalized).toEqual([{ field: 'email', from: ' d@b.co', to: 'd@b.co' }]);
     expect(crm.calls.upsert).toBe(1);
     expect(crm.records('contact').map((r) => r.fields)).toEqual([{ email: 'a@b.co', lifecyclestage: 'customer' }, { email: 'd@b.co', amount: 12000 }]);
     // Nothing of the rejected ones reached the ledger.
@@ -51,6 +52,17 @@ describe('field values in the engine', () => {
     const [again] = await sync.applyMany([upsert(1, { lifecyclestage: 'Customer' }, 'evt-1b')]);
     expect(again).toMatchObject({ status: 'unchanged', normalized: [{ field: 'lifecyclestage', from: 'Customer', to: 'customer' }] });
     expect(crm.calls.upsert).toBe(1);
+  });
+
+  it('judges "12000" after 12000 unchanged, and keeps every digit of a longer number, 0 calls for the repeat', async () => {
+    const crm = memoryCrm({ objects: withDefinitions });
+    const sync = createSync({ adapter: crm.adapter, ledger: openLedger('memory:') });
+    await sync.applyMany([upsert(1, { amount: 12000 }), upsert(2, { amount: '12345678901234567890' })]);
+    const again = await sync.applyMany([upsert(1, { amount: '12000' }, 'evt-1b'), upsert(2, { amount: '12345678901234567890' }, 'evt-2b')]);
+    expect(again.map((o) => o.status)).toEqual(['unchanged', 'unchanged']);
+    expect(again.map((o) => o.normalized)).toEqual([undefined, undefined]);
+    expect(crm.calls.upsert).toBe(1);
+    expect(crm.records('contact').map((r) => r.fields.amount)).toEqual([12000, '12345678901234567890']);
   });
 
   it('joins a multi-select given as a list the CRM\'s way, and refuses a list anywhere else, with 0 calls', async () => {
