@@ -22,8 +22,10 @@
  *   time of day, fivetran/dbt_hubspot#101).
  * - `dealstage` and `pipeline` list no options (`externalOptions: true`): their values are the
  *   pipelines' and stages' ids from GET /crm/v3/pipelines/deals (botpress/botpress#15354).
+ * - INVALID_EMAIL "Email address example.lcom is invalid" (real 400s logged by integrators); HubSpot
+ *   words messages in the portal's language (a Portuguese one is on record): `localize` does too.
  * Inferred, not seen in a real answer: the wording for a date string that does not parse
- * ("next Friday was not a valid date."), INVALID_EMAIL's wording, a stage refused with
+ * ("next Friday was not a valid date."), a stage refused with
  * INVALID_OPTION listing the pipeline's stage ids, and that a batch names the first bad input's
  * problems only.
  */
