@@ -19,6 +19,12 @@ export const fieldOptionSchema = z.strictObject({
   label: z.string().optional(),
   /** A pipeline stage: the id of the pipeline it belongs to (see `pipelineField`). */
   pipeline: z.string().optional(),
+  /**
+   * Hidden in the CRM (HubSpot's `hidden`: not shown in its forms, bots and meeting pages) yet
+   * still taken in a write: accepted as a value, left out of the enumerations tool schemas offer
+   * a model. Default false.
+   */
+  hidden: z.boolean().optional(),
 });
 export type FieldOption = z.infer<typeof fieldOptionSchema>;
 
@@ -67,8 +73,14 @@ export const fieldDefinitionsFileSchema = z.strictObject({
 });
 export type FieldDefinitionsFile = z.infer<typeof fieldDefinitionsFileSchema>;
 
-/** The option values of a definition (labels dropped). */
+/** The option values of a definition (labels dropped), hidden ones included: every value the CRM accepts. */
 export const optionValues = (d: FieldDefinition): string[] => (d.options ?? []).map((o) => (typeof o === 'string' ? o : o.value));
+
+/** The option values a model is offered: those not hidden in the CRM. */
+export const visibleOptionValues = (d: FieldDefinition): string[] => (d.options ?? []).flatMap((o) => (typeof o === 'string' ? [o] : o.hidden ? [] : [o.value]));
+
+/** The option values hidden in the CRM, still accepted in a write. */
+export const hiddenOptionValues = (d: FieldDefinition): string[] => (d.options ?? []).flatMap((o) => (typeof o !== 'string' && o.hidden ? [o.value] : []));
 
 /**
  * The file as `schema pull` writes it: objects, fields and keys sorted, options in the CRM's own

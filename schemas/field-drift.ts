@@ -6,11 +6,12 @@
  * - `problem`: a write the file allows is now refused by the CRM (a field gone, a type changed,
  *   options removed from a restricted list, a shorter length, read-only now, ...).
  * - `warning`: the file is narrower than the CRM (options added, a longer length, a new field), or
- *   a value it allows is now hidden but still accepted: the engine refuses what the CRM would take.
+ *   a value it allows is now hidden but still accepted: the engine refuses what the CRM would take;
+ *   or an option the file marks hidden is shown again (tool schemas still leave it out).
  *
  * `crm-upsert schema pull` refreshes the file either way.
  */
-import { optionValues, type FieldDefinition, type FieldDefinitionsFile } from './field-definitions.js';
+import { hiddenOptionValues, optionValues, type FieldDefinition, type FieldDefinitionsFile } from './field-definitions.js';
 
 export const DriftKind = {
   /** The file defines the field; the CRM no longer has it (or this user cannot see it). */
@@ -21,6 +22,8 @@ export const DriftKind = {
   optionsRemoved: 'options-removed',
   /** Options the CRM still lists but hides (HubSpot `hidden`) or has deactivated (Salesforce `active: false`). */
   optionsInactive: 'options-inactive',
+  /** Options the file marks hidden that the CRM shows again. */
+  optionsShown: 'options-shown',
   optionsAdded: 'options-added',
   maxLength: 'max-length',
   restricted: 'restricted',
@@ -50,9 +53,10 @@ export interface DriftOptions {
    */
   allowlist?: Readonly<Record<string, readonly string[]>>;
   /**
-   * Logical object -> field -> options the CRM still lists but hides or has deactivated (a pull
-   * leaves them out), and whether the CRM refuses them in a write (a restricted Salesforce
-   * picklist does; HubSpot keeps a hidden option's value valid). Default none.
+   * Logical object -> field -> options the CRM still lists but has deactivated (a pull leaves
+   * them out), and whether the CRM refuses them in a write (a restricted Salesforce picklist
+   * does). Options a pull keeps marked `hidden` (HubSpot) need none: the definitions say it.
+   * Default none.
    */
   inactive?: Readonly<Record<string, Readonly<Record<string, { values: readonly string[]; refused: boolean }>>>>;
 }
@@ -146,6 +150,11 @@ function compareOptions(was: FieldDefinition, is: FieldDefinition, inactive: { v
   const hidden = new Set(inactive?.values ?? []);
   const removed = before.filter((v) => !now.has(v) && !hidden.has(v));
   const deactivated = before.filter((v) => !now.has(v) && hidden.has(v));
+  // Options both list, hidden (HubSpot) on one side only: the CRM takes them either way.
+  const hiddenBefore = new Set(hiddenOptionValues(was));
+  const hiddenNow = new Set(hiddenOptionValues(is));
+  const nowHidden = before.filter((v) => now.has(v) && hiddenNow.has(v) && !hiddenBefore.has(v));
+  const shown = before.filter((v) => now.has(v) && hiddenBefore.has(v) && !hiddenNow.has(v));
   const known = new Set(before);
   const added = [...now].filter((v) => !known.has(v));
   if (removed.length > 0) {
@@ -157,6 +166,12 @@ function compareOptions(was: FieldDefinition, is: FieldDefinition, inactive: { v
     const refused = inactive?.refused === true && restricted(is);
     add(DriftKind.optionsInactive, refused ? 'problem' : 'warning',
       `${options(deactivated.length)} now hidden or inactive in the CRM: ${listValues(deactivated)}${refused ? `: the file still allows ${them(deactivated.length)}, the CRM refuses ${them(deactivated.length)}` : ` (the CRM still accepts ${them(deactivated.length)} in a write)`}`, deactivated);
+  }
+  if (nowHidden.length > 0) {
+    add(DriftKind.optionsInactive, 'warning', `${options(nowHidden.length)} now hidden or inactive in the CRM: ${listValues(nowHidden)} (the CRM still accepts ${them(nowHidden.length)} in a write)`, nowHidden);
+  }
+  if (shown.length > 0) {
+    add(DriftKind.optionsShown, 'warning', `${options(shown.length)} shown again in the CRM: ${listValues(shown)} (the file marks ${them(shown.length)} hidden: tool schemas still leave ${them(shown.length)} out)`, shown);
   }
   if (added.length > 0) add(DriftKind.optionsAdded, 'warning', `${options(added.length)} added in the CRM: ${listValues(added)}: the file refuses ${them(added.length)} before any request`, added);
 }

@@ -13,7 +13,7 @@ import { extend } from '../../src/extend.js';
 import { engineObjects, objectSpec, requestGate, resolveParents, writeInOrder, type Prepared } from '../kit/adapter-kit.js';
 import { HUBSPOT_SDK, loadVendorSdk } from '../kit/vendor-sdk.js';
 import type { HubSpotObjectConfig } from './hubspot-config.js';
-import { classifyHubSpotError, classifyHubSpotItemError, readableResponses, refusedInputError, refusedValuesOf } from './hubspot-errors.js';
+import { classifyHubSpotError, classifyHubSpotItemError, readableResponses, refusedInputError, refusedValuesOf, type HubSpotClassifyContext, type RefusedValue } from './hubspot-errors.js';
 import { hubspotEngineDefinitions } from './hubspot-fields.js';
 import type { BatchResult, HubSpotClientLike, ResultObject, Traced } from './hubspot-client.js';
 import { resolveHubSpotOptions, type HubSpotAdapterOptions } from './hubspot-options.js';
@@ -69,6 +69,22 @@ function mapBatch(res: BatchResult, identities: string[], identityProperty: stri
 }
 
 /**
+ * The inputs that sent a refused value: those sending the value HubSpot named; when it named none
+ * (a detail without `propertyValue` in a language whose wording is not read), the one input that
+ * sent the property, else the one whose value the message quotes verbatim. None when unsure.
+ */
+function sentRefused(inputs: readonly UpsertInput[], r: RefusedValue): number[] {
+  const senders = inputs.flatMap((input, i) => (Object.hasOwn(input.properties, r.name) ? [i] : []));
+  if (r.value !== undefined) return senders.filter((i) => inputs[i]!.properties[r.name] === r.value);
+  if (senders.length === 1) return senders;
+  const quoted = senders.filter((i) => {
+    const v = inputs[i]!.properties[r.name];
+    return typeof v === 'string' && v !== '' && r.message.includes(v);
+  });
+  return quoted.length === 1 ? quoted : [];
+}
+
+/**
  * Send upsert inputs; when HubSpot refuses the whole batch over property values it names, fail the
  * inputs that sent those values and send the rest again in one request (again if the rest holds
  * another), instead of halving: one bad value costs one extra request, not 2·log2(n). A refusal no
@@ -79,7 +95,7 @@ async function upsertIsolating(inputs: UpsertInput[], send: (inputs: UpsertInput
     return await send(inputs);
   } catch (err) {
     const refused = refusedValuesOf(err);
-    const own = inputs.map((input) => refused.filter((r) => r.value !== undefined && input.properties[r.name] === r.value));
+    const own = inputs.map((input, i) => refused.filter((r) => sentRefused(inputs, r).includes(i)));
     const offenders = own.flatMap((mine, i) => (mine.length > 0 ? [i] : []));
     if (offenders.length === 0 || offenders.length === inputs.length) throw err;
     const rest = inputs.filter((_, i) => own[i]!.length === 0);
@@ -121,13 +137,13 @@ export function hubspotAdapter(options: HubSpotAdapterOptions): CrmAdapter {
   const lookups = new WeakMap<BatchContext, { associated: Map<string, string[]>; keys: Map<string, string | undefined> }>();
 
   /** One write request; its failure is classified knowing what every input sent (a `beforeSend` error propagates as it is). */
-  const write = <T>(call: () => Promise<T>, sentProperties: string[][], context?: BatchContext): Promise<T> => {
+  const write = <T>(call: () => Promise<T>, sentProperties: string[][], context?: BatchContext, classify: HubSpotClassifyContext = {}): Promise<T> => {
     if (context) lookups.delete(context);
     return gate.send(async () => {
       try {
         return await call();
       } catch (err) {
-        throw classifyHubSpotError(err, { sentProperties });
+        throw classifyHubSpotError(err, { ...classify, sentProperties });
       }
     }, { budgets: [o.rateBudget], context });
   };
@@ -194,7 +210,7 @@ export function hubspotAdapter(options: HubSpotAdapterOptions): CrmAdapter {
       const sent = await writeInOrder(fresh, (w) => ({ send: upsertInput(c, w) }), (all) =>
         upsertIsolating(all, async (inputs) => {
           const properties = inputs.map((input) => [input.idProperty, ...Object.keys(input.properties)]);
-          const res = await write(() => batchApi.upsert(c.objectType, { inputs: traced(inputs) }, readableResponses), properties, context);
+          const res = await write(() => batchApi.upsert(c.objectType, { inputs: traced(inputs) }, readableResponses), properties, context, { idProperty: c.idProperty });
           return mapBatch(res, inputs.map((input) => input.id), c.idProperty, (r) => r._new === true);
         }),
       );

@@ -9,7 +9,8 @@ export type CallOptions = typeof readableResponses;
 export interface HubSpotClientLike {
   /**
    * A raw request (`Client.apiRequest`): used for the v4 association batch create, whose SDK method
-   * throws on the 200 HubSpot answers. Resolves with any status; only a network failure rejects.
+   * throws on any 2xx but 201 and 207 (HubSpot's v3 association create answers 200). Resolves with
+   * any status; only a network failure rejects.
    */
   apiRequest(options: { method: string; path: string; body?: unknown }): Promise<RawResponse>;
   crm: {

@@ -2,6 +2,11 @@
  * HubSpot error classification: everything @hubspot/api-client (13.x, node-fetch) can throw,
  * turned once into a CrmError the engine's retry layer reads. Messages carry HubSpot's own
  * message and correlationId, never the token (CrmError redacts registered secrets).
+ *
+ * HubSpot writes `message` in the portal's language (a Portuguese INVALID_EMAIL is on record), so
+ * nothing here is decided by its words: by the status, `category`, `policyName`, `errors[].code`
+ * and `context`, and by the `error` / `name` of the JSON list some messages carry. Words are only
+ * shown to the user.
  */
 import { CrmError, CrmErrorKind, CrmSyncError } from '../../src/errors.js';
 import { bodySnippet } from '../kit/body-snippet.js';
@@ -46,6 +51,8 @@ interface ApiExceptionLike {
 export interface HubSpotClassifyContext {
   /** The property names each input of a failed write sent (an upsert's idProperty included). */
   sentProperties?: readonly (readonly string[])[];
+  /** The idProperty of a failed batch upsert. */
+  idProperty?: string;
 }
 
 /**
@@ -165,30 +172,59 @@ export interface RefusedValue {
   value?: string;
 }
 
-// The refused value as each known message quotes it (propertyValue is not always sent).
+// The refused value as HubSpot's English wordings quote it, for a detail without `propertyValue`.
+// Naming only: a message in another language leaves the value unnamed, and nothing is classified by it.
 const VALUE_IN_MESSAGE: RegExp[] = [
   /^(.*) was not one of the allowed options/s, /^(.*) was not a valid (?:number|date|long)/s, /^(.*) is at .* UTC, not midnight!$/s,
   /^"(.*)" includes leading or trailing whitespace/s, /^Email address (.*) is invalid/s, /^(.*) is not a valid pipeline stage ID/s,
 ];
 
-/** The property errors listed as JSON inside a VALIDATION_ERROR's message (`Property values were not valid: [...]`). */
-export function refusedValuesIn(message: string | undefined): RefusedValue[] {
-  const list = /^Property values were not valid: (\[.*\])$/s.exec(message ?? '')?.[1];
-  if (!list) return [];
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(list);
-  } catch {
-    return [];
+interface PropertyErrorEntry { name?: unknown; error?: unknown; message?: unknown; propertyValue?: unknown }
+
+/**
+ * The JSON list of property errors inside a message (`Property values were not valid: [...]` in
+ * English), found by its brackets whatever language the words before it are in; undefined when
+ * the message holds no such list.
+ */
+function propertyErrorList(message: string | undefined): PropertyErrorEntry[] | undefined {
+  if (!message) return undefined;
+  const end = message.lastIndexOf(']');
+  // Each `[` up to the list's own: a localized lead-in could hold one too. Bounded: messages are short.
+  for (let at = message.indexOf('['), tries = 0; at >= 0 && at < end && tries < 20; at = message.indexOf('[', at + 1), tries++) {
+    try {
+      const parsed: unknown = JSON.parse(message.slice(at, end + 1));
+      if (Array.isArray(parsed) && parsed.some((e: PropertyErrorEntry) => typeof e?.error === 'string' && typeof e.name === 'string')) return parsed as PropertyErrorEntry[];
+    } catch {
+      // not the list: try the next bracket
+    }
   }
-  if (!Array.isArray(parsed)) return [];
-  return parsed.flatMap((e: { name?: unknown; error?: unknown; message?: unknown; propertyValue?: unknown }) => {
+  return undefined;
+}
+
+/** The property errors listed as JSON inside a VALIDATION_ERROR's message, in any language. */
+export function refusedValuesIn(message: string | undefined): RefusedValue[] {
+  return (propertyErrorList(message) ?? []).flatMap((e) => {
     if (typeof e?.name !== 'string' || typeof e.error !== 'string' || e.error === 'PROPERTY_DOESNT_EXIST') return [];
     const text = typeof e.message === 'string' ? e.message : e.error;
     const quoted = VALUE_IN_MESSAGE.map((re) => re.exec(text)?.[1]).find((v) => v !== undefined);
     const value = typeof e.propertyValue === 'string' ? e.propertyValue : quoted;
     return [{ name: e.name, code: e.error, message: text, ...(value !== undefined ? { value } : {}) }];
   });
+}
+
+/** A detail's property names: `context.propertyName`, as HubSpot sends beside a refused value. */
+const propertyNamesOf = (e: NonNullable<HubSpotErrorBody['errors']>[number]): string[] => {
+  const names = (e as { context?: { propertyName?: unknown } }).context?.propertyName;
+  return Array.isArray(names) ? names.filter((n): n is string => typeof n === 'string') : [];
+};
+
+/** The refused values of a body: its message's JSON list, else its `errors` (`code` and `context.propertyName`). */
+function refusedValuesOfBody(b: HubSpotErrorBody): RefusedValue[] {
+  const listed = refusedValuesIn(b.message);
+  if (listed.length > 0) return listed;
+  return (b.errors ?? []).flatMap((e) =>
+    e.code && e.code !== 'PROPERTY_DOESNT_EXIST' ? propertyNamesOf(e).map((name) => ({ name, code: e.code!, message: e.message ?? e.code! })) : [],
+  );
 }
 
 /** What the definitions file would have caught, had it been current. */
@@ -235,19 +271,24 @@ export function refusedInputError(refused: readonly RefusedValue[], from: CrmErr
 /** The property names a PROPERTY_DOESNT_EXIST error names (in its message's JSON list or its `errors`). */
 function missingProperties(b: HubSpotErrorBody): string[] {
   const names = new Set<string>();
-  const list = /^Property values were not valid: (\[.*\])$/s.exec(b.message ?? '')?.[1];
-  if (list) {
-    try {
-      for (const e of JSON.parse(list) as { error?: string; name?: string }[]) if (e.error === 'PROPERTY_DOESNT_EXIST' && e.name) names.add(e.name);
-    } catch {
-      // not the JSON list HubSpot sends: nothing to read
-    }
-  }
-  for (const e of b.errors ?? []) {
-    const context = (e as { context?: { propertyName?: string[] } }).context;
-    if (e.code === 'PROPERTY_DOESNT_EXIST') for (const name of context?.propertyName ?? []) names.add(name);
-  }
+  for (const e of propertyErrorList(b.message) ?? []) if (e?.error === 'PROPERTY_DOESNT_EXIST' && typeof e.name === 'string') names.add(e.name);
+  for (const e of b.errors ?? []) if (e.code === 'PROPERTY_DOESNT_EXIST') for (const name of propertyNamesOf(e)) names.add(name);
   return [...names];
+}
+
+const escapeRegExp = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+
+/**
+ * HubSpot's refusal of an idProperty without unique values ("Unable to perform update/upsert by
+ * non-unique email property" in English) carries nothing but its words. Told apart without them:
+ * a whole-batch VALIDATION_ERROR of an upsert that lists no property errors and quotes the
+ * idProperty's name, an identifier no translation changes.
+ */
+function nonUniqueIdProperty(b: HubSpotErrorBody, context: HubSpotClassifyContext): boolean {
+  const id = context.idProperty;
+  if (!id || b.category !== 'VALIDATION_ERROR' || !b.message) return false;
+  if (propertyErrorList(b.message) || (b.errors ?? []).some((e) => propertyNamesOf(e).length > 0)) return false;
+  return new RegExp(`(^|[^\\w])${escapeRegExp(id)}($|[^\\w])`).test(b.message);
 }
 
 /**
@@ -255,7 +296,7 @@ function missingProperties(b: HubSpotErrorBody): string[] {
  * is not unique, or a property the portal lacks is sent by every input. Returns what is wrong.
  */
 function setupProblem(b: HubSpotErrorBody, context: HubSpotClassifyContext): string | undefined {
-  if (/Unable to perform update\/upsert by non-unique/i.test(b.message ?? '')) return b.message;
+  if (nonUniqueIdProperty(b, context)) return b.message;
   // One input is just that input's problem, in HubSpot's own words.
   const sent = context.sentProperties;
   if (!sent || sent.length < 2) return undefined;
@@ -304,14 +345,15 @@ function fromApiException(err: ApiExceptionLike, context: HubSpotClassifyContext
     });
   }
   if (status === 429) {
-    if (b.policyName === 'DAILY' || /daily limit/i.test(b.message ?? '')) {
+    if (b.policyName === 'DAILY') {
       return new CrmError(
         `HubSpot daily API limit reached (${text}). No retry until the daily limit resets (midnight in the account's time zone); ` +
           'the failed actions stay in the ledger as failed and can be retried then with `crm-upsert retry-failed`.',
         { ...base, kind: CrmErrorKind.quota, vendorCode: 'DAILY' },
       );
     }
-    if (b.policyName === 'SECONDLY' || (/secondly limit/i.test(b.message ?? '') && b.policyName === undefined)) {
+    // The search limit's 429 is the one that names no policy ("You have reached your secondly limit.").
+    if (b.policyName === 'SECONDLY' || b.policyName === undefined) {
       const what = b.policyName === 'SECONDLY' ? 'per-second rate limit' : 'search rate limit';
       return new CrmError(`HubSpot ${what} (${text})`, { ...base, kind: CrmErrorKind.rateLimited, retryAfterMs: retryAfterMs(err.headers) ?? 1_000, vendorCode: 'SECONDLY' });
     }
@@ -333,7 +375,7 @@ function fromApiException(err: ApiExceptionLike, context: HubSpotClassifyContext
     });
   }
   if (status === 400 && b.category === 'VALIDATION_ERROR') {
-    const refused = refusedValuesIn(b.message);
+    const refused = refusedValuesOfBody(b);
     if (refused.length > 0) {
       // The adapter places it on the inputs that sent these values; failing that, the engine splits.
       const error = new CrmError(`HubSpot rejected the request (HTTP 400 VALIDATION_ERROR): refused ${describeRefused(refused)}${b.correlationId ? ` (correlationId ${b.correlationId})` : ''}${refusalHint(refused)}`, {
@@ -394,7 +436,7 @@ export function classifyHubSpotItemError(e: HubSpotErrorBody): CrmError {
   if ((Number.isFinite(numeric) && numeric >= 500) || /^(INTERNAL_ERROR|SERVICE_UNAVAILABLE|TIMEOUT)$/.test(e.category ?? '')) {
     return new CrmError(`HubSpot server error for this input: ${text}`, { ...base, kind: CrmErrorKind.transient, ambiguous: true });
   }
-  const refused = refusedValuesIn(e.message);
+  const refused = refusedValuesOfBody(e);
   if (refused.length > 0) {
     return new CrmError(`HubSpot refused ${describeRefused(refused)}${e.correlationId ? ` (correlationId ${e.correlationId})` : ''}${refusalHint(refused)}`, { ...base, kind: CrmErrorKind.permanent, vendorCode: refused[0]!.code, ...fieldOf(refused) });
   }

@@ -21,6 +21,8 @@ export interface AssociationHost {
   envelope(results: Body[], errors: Body[], okStatus: number): FakeResponse;
   /** Associations per `from` id in one page of a batch read. */
   readonly pageSize: number;
+  /** The status of a batch create without errors (FakeHubSpotOptions.associationCreateStatus). */
+  readonly createStatus: 200 | 201;
 }
 
 /** One association of a record, as `fake.associations(objectType, id)` lists it. */
@@ -143,11 +145,11 @@ export class FakeHubSpotAssociations {
    * v4 batch create. Every type must be one HubSpot defines for the pair, and no association may
    * appear twice, or the whole batch fails with 400; a record that does not exist fails its input
    * (207). An association that already exists is answered as created and left as it is [I: HubSpot
-   * documents no error for it]. Success is 200: HubSpot has answered association batch creates
-   * with 200 since August 2025 where its docs and SDK codegen say 201 (HubSpot/hubspot-api-nodejs#656,
-   * hubspot-api-php#506, hubspot-api-python#448), so @hubspot/api-client 13's v4 `batchApi.create`,
-   * which maps only 201 and 207, throws `ApiException` "An error occurred." on it with the
-   * associations committed, against this fake as against HubSpot.
+   * documents no error for it]. Success is 201, as the v4 reference and every SDK's codegen specify
+   * (@hubspot/api-client 13's v4 `batchApi.create` maps 201 and 207); no v4 answer other than 201
+   * is on record. The v3 association batch create has answered 200 since August 2025
+   * (HubSpot/hubspot-api-nodejs#656, hubspot-api-php#506, hubspot-api-python#448, all v3):
+   * `associationCreateStatus: 200` answers v4 that way too, to check a client copes.
    */
   create(fromType: string, toType: string, body: Body): FakeResponse {
     const from = objectTypeAliases[fromType] ?? fromType;
@@ -188,7 +190,7 @@ export class FakeHubSpotAssociations {
         toObjectTypeId: OBJECT_TYPE_IDS[to] ?? to, toObjectId: Number(toId), labels: types.flatMap((t) => (t.label ? [t.label] : [])),
       });
     }
-    return this.host.envelope(results, errors, 200);
+    return this.host.envelope(results, errors, this.host.createStatus);
   }
 
   /** `GET /crm/v4/associations/{from}/{to}/labels`: the pair's types, unlabeled first (`label: null`). */

@@ -71,6 +71,7 @@ export class FakeHubSpotCrm {
       unknownType: (objectType) => this.unknownType(objectType),
       envelope: (results, errors, okStatus) => this.batchEnvelope(results, errors, okStatus),
       pageSize: options.associationPageSize ?? 500,
+      createStatus: options.associationCreateStatus ?? 201,
     });
     for (const [type, props] of Object.entries(DEFAULT_PROPERTIES)) {
       const store = this.store(type, true)!;

@@ -24,8 +24,22 @@ export interface FakeHubSpotOptions {
    * gets a 207 error and the rest are written (`per-input`).
    */
   batchConflicts?: 'reject-batch' | 'per-input';
+  /**
+   * The status of a v4 association batch create without errors: 201 as specified (default), or
+   * 200, as HubSpot's v3 association batch create has answered since August 2025, to check a
+   * client copes with either. With errors it is 207 either way.
+   */
+  associationCreateStatus?: 200 | 201;
   /** Associations returned per `from` id by the v4 batch read before paging. Default 500. */
   associationPageSize?: number;
+  /**
+   * Words error messages as a portal in another language does (HubSpot writes `message` in the
+   * portal's language): called with each English message of an error answer (of a 207's errors
+   * too; each entry of a `Property values were not valid: [...]` list and the words before it
+   * apart), its answer sent instead. Codes, property names and context stay as they are. Injected
+   * faults keep their English. Default: English.
+   */
+  localize?: (message: string) => string;
   /** Clock (epoch ms) for timestamps, search lag and rate windows. Default Date.now. */
   now?: () => number;
 }

@@ -10,13 +10,16 @@
  * - INVALID_INTEGER "$12,000 was not a valid number." for a number property, the detail carrying
  *   `propertyValue`, plus `errors: [{ message, code, context: { propertyName } }]` beside it (a
  *   real 400 in Atlas-Authority/marketing-automation#206).
- * - INVALID_DATE "1606768561954 is at 20:36:1.954 UTC, not midnight!" (hubspot-net/HubSpot.NET#98;
- *   hours, minutes and seconds unpadded, milliseconds three digits); a date takes `YYYY-MM-DD` or
+ * - INVALID_DATE "1606768561954 is at 20:36:1.954 UTC, not midnight!" (hubspot-net/HubSpot.NET#98),
+ *   "1786334400000 is at 4:0:0.0 UTC, not midnight!", "1496643178000 is at 6:12:58.0 UTC, ...":
+ *   every part of the time unpadded, milliseconds too; a date takes `YYYY-MM-DD` or
  *   midnight-UTC epoch ms, a datetime ISO 8601 or epoch ms (HubSpot changelog "standardization of
  *   date formats"; developers.hubspot.com "How should timestamps be formatted").
  * - LEADING_TRAILING_WHITESPACE "\"Customer \" includes leading or trailing whitespace." for any
  *   non-string property, since 2025-04-07 (HubSpot changelog "Enhanced validations for non-string
  *   properties").
+ * - Deal `closedate` is a datetime (property dumps list it under datetime; stored values carry a
+ *   time of day, fivetran/dbt_hubspot#101).
  * - `dealstage` and `pipeline` list no options (`externalOptions: true`): their values are the
  *   pipelines' and stages' ids from GET /crm/v3/pipelines/deals (botpress/botpress#15354).
  * - A stage outside the deal's pipeline: INVALID_OPTION "registered is not a valid pipeline stage
@@ -24,10 +27,12 @@
  *   `propertyValue` (a real 400 body quoted in a public test suite's mock of a deal create).
  * - A deal created without `pipeline` is in the default pipeline ("If a pipeline isn't specified,
  *   the default pipeline will be used", developers.hubspot.com CRM deals guide).
+ * - INVALID_EMAIL "Email address example.lcom is invalid" (real 400s logged by integrators); HubSpot
+ *   words messages in the portal's language (a Portuguese one is on record): `localize` does too.
  * Inferred, not seen in a real answer: the wording for a date string that does not parse
- * ("next Friday was not a valid date."), INVALID_EMAIL's wording, that an update without
- * `pipeline` holds the stage to the pipeline the deal is in, that the stage wording is the same
- * when `pipeline` is written beside it, and that a batch names the first bad input's problems only.
+ * ("next Friday was not a valid date."), that an update without `pipeline` holds the stage to the
+ * pipeline the deal is in, that the stage wording is the same when `pipeline` is written beside
+ * it, and that a batch names the first bad input's problems only.
  */
 
 /** An option of an enumeration property, as GET /crm/v3/properties answers it. */
@@ -112,7 +117,8 @@ export const DEFAULT_PROPERTIES: Record<string, Record<string, FakePropertyDefin
     amount: { type: 'number', fieldType: 'number' },
     dealstage: { type: 'enumeration', fieldType: 'radio', externalOptions: true },
     pipeline: { type: 'enumeration', fieldType: 'select', externalOptions: true },
-    closedate: { type: 'date', fieldType: 'date' },
+    // A datetime in real portals (property dumps list it so; stored values carry a time of day).
+    closedate: { type: 'datetime', fieldType: 'date' },
   },
   notes: {
     hs_timestamp: { type: 'datetime', fieldType: 'date' }, hs_note_body: { type: 'string', fieldType: 'html' }, hubspot_owner_id: owner, hs_attachment_ids: text,
@@ -163,11 +169,11 @@ const validDate = (v: string): boolean => {
   return d.getUTCFullYear() === Number(m[1]) && d.getUTCMonth() === Number(m[2]) - 1 && d.getUTCDate() === Number(m[3]);
 };
 
-/** `1606768561954 is at 20:36:1.954 UTC, not midnight!` */
+/** `1606768561954 is at 20:36:1.954 UTC, not midnight!`, `1786334400000 is at 4:0:0.0 UTC, not midnight!` */
 const notMidnight = (v: string): string => {
   const ms = ((Number(v) % DAY_MS) + DAY_MS) % DAY_MS;
   const t = new Date(ms);
-  return `${v} is at ${t.getUTCHours()}:${t.getUTCMinutes()}:${t.getUTCSeconds()}.${String(t.getUTCMilliseconds()).padStart(3, '0')} UTC, not midnight!`;
+  return `${v} is at ${t.getUTCHours()}:${t.getUTCMinutes()}:${t.getUTCSeconds()}.${t.getUTCMilliseconds()} UTC, not midnight!`;
 };
 
 /** The id of the pipeline a deal is created in when none is written. */

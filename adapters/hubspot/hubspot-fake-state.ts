@@ -128,7 +128,7 @@ export class FakeHubSpotState implements FakeVendor {
     if (this.options.dailyLimit !== undefined || this.options.tenSecondLimit !== undefined) {
       response.headers = { ...this.limitHeaders(), ...(response.headers ?? {}) };
     }
-    return response;
+    return this.options.localize ? localized(response, this.options.localize) : response;
   }
 
   private limitHeaders(): Record<string, string> {
@@ -174,4 +174,40 @@ export class FakeHubSpotState implements FakeVendor {
     return null;
   }
 
+}
+
+type ErrorLike = { message?: unknown; errors?: unknown };
+
+/** A message in the portal's language: a JSON list inside it has each entry's words localized, the list kept. */
+function localizeMessage(message: string, localize: (message: string) => string): string {
+  const list = /^(.*?): (\[.*\])$/s.exec(message);
+  if (list) {
+    try {
+      const entries = JSON.parse(list[2]!) as Record<string, unknown>[];
+      if (Array.isArray(entries)) {
+        const words = entries.map((e) => ({ ...e, ...(typeof e.message === 'string' ? { message: localize(e.message), localizedErrorMessage: localize(e.message) } : {}) }));
+        return `${localize(list[1]!)}: ${JSON.stringify(words)}`;
+      }
+    } catch {
+      // no list: the whole message is words
+    }
+  }
+  return localize(message);
+}
+
+function localizeError(e: ErrorLike, localize: (message: string) => string): ErrorLike {
+  return {
+    ...e,
+    ...(typeof e.message === 'string' ? { message: localizeMessage(e.message, localize) } : {}),
+    ...(Array.isArray(e.errors) ? { errors: (e.errors as ErrorLike[]).map((d) => ({ ...d, ...(typeof d.message === 'string' ? { message: localize(d.message) } : {}) })) } : {}),
+  };
+}
+
+/** An error answer, or a 207's errors, worded by `localize`. */
+function localized(response: FakeResponse, localize: (message: string) => string): FakeResponse {
+  const body = response.body as ErrorLike | undefined;
+  if (!body || typeof body !== 'object' || Array.isArray(body)) return response;
+  if (response.status >= 400) return { ...response, body: localizeError(body, localize) };
+  if (Array.isArray(body.errors)) return { ...response, body: { ...body, errors: (body.errors as ErrorLike[]).map((e) => localizeError(e, localize)) } };
+  return response;
 }

@@ -12,8 +12,9 @@
  * Batch read answers by HubSpot id, by any unique property and by contact email (without regard
  * to case), with only the asked properties and HubSpot's three defaults.
  * Statuses follow HubSpot: batch upsert 200/207 (never 201), batch create 201/207, batch read
- * 200/207, single create 201, and v4 association batch create 200/207 (which the SDK's
- * `batchApi.create` does not accept, against HubSpot as here).
+ * 200/207, single create 201, and v4 association batch create 201/207 as specified (200 with
+ * `associationCreateStatus: 200`, which the SDK's `batchApi.create` does not accept). Error
+ * messages are English unless `localize` words them as a portal in another language.
  *
  * The state lives in hubspot-fake-state.ts (limits, auth), hubspot-fake-crm.ts (the portal's
  * records) and hubspot-fake-crm-associations.ts (their associations); this file only puts it

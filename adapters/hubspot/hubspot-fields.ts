@@ -8,7 +8,9 @@
  * word would refuse every stage (botpress/botpress#15354). Each stage keeps the id of its pipeline
  * and the stage field names its pipeline field: two pipelines may each have a "Closed Won", and
  * a stage is only valid in its own pipeline (schemas/pipeline-stages.ts). Other external lists
- * (owners) are not read: such a property is a string, checked by HubSpot alone.
+ * (owners) are not read: such a property is a string, checked by HubSpot alone. An option HubSpot
+ * marks `hidden` is kept, marked `hidden: true`: HubSpot hides it from forms but takes its value
+ * in a write.
  *
  * A contact's `email` is typed `string`, but HubSpot refuses anything that is not an address
  * (INVALID_EMAIL): it is defined as an `email`, trimmed and checked before anything is sent.
@@ -56,7 +58,7 @@ const EMAIL_OBJECT_TYPES = new Set(['contacts', 'contact', '0-1']);
 export const isHubSpotEmail = (objectType: string | undefined, name: string): boolean =>
   name === 'email' && objectType !== undefined && EMAIL_OBJECT_TYPES.has(objectType.toLowerCase());
 
-const option = (value: string, label: string | undefined): FieldOption => (label !== undefined && label !== '' ? { value, label } : { value });
+const option = (value: string, label: string | undefined, hidden = false): FieldOption => ({ value, ...(label !== undefined && label !== '' ? { label } : {}), ...(hidden ? { hidden: true } : {}) });
 
 /** Pipeline ids, or stage ids with their pipeline's id, of the live pipelines in HubSpot's order (labels kept). */
 function pipelineOptions(kind: 'pipeline' | 'stage', pipelines: readonly HubSpotPipeline[]): FieldOption[] {
@@ -90,7 +92,8 @@ export function hubspotFieldDefinition(p: HubSpotProperty, pipelines: readonly H
       if (p.fieldType === 'booleancheckbox') return { type: 'boolean', ...readOnly };
       const pipelineKind = PIPELINE_PROPERTIES[p.name];
       if (p.externalOptions && !pipelineKind) return { type: 'string', ...readOnly };
-      const options = p.externalOptions ? pipelineOptions(pipelineKind!, pipelines) : (p.options ?? []).filter((o) => !o.hidden).map((o) => option(o.value, o.label));
+      // A hidden option is hidden from HubSpot's forms, not refused in a write: kept, marked.
+      const options = p.externalOptions ? pipelineOptions(pipelineKind!, pipelines) : (p.options ?? []).map((o) => option(o.value, o.label, o.hidden === true));
       const stageOf = p.externalOptions && pipelineKind === 'stage' ? { pipelineField: PIPELINE_OF_STAGE[p.name]! } : {};
       return { type: 'enumeration', options, ...(p.fieldType === 'checkbox' ? { multiple: true } : {}), ...stageOf, ...readOnly };
     }

@@ -41,10 +41,11 @@ interface AssociationResponse {
 }
 
 /**
- * The v4 batch create through `apiRequest`: the SDK's `batchApi.create` maps only 201 and 207 and
- * throws on the 200 HubSpot answers since August 2025 (HubSpot/hubspot-api-php#506,
- * hubspot-api-python#448), losing the results. Any 2xx is read as the batch it is; a 2xx without
- * a batch body leaves every input without a result (possibly written).
+ * The v4 batch create through `apiRequest`. It is specified to answer 201 (207 with errors), and
+ * the SDK's `batchApi.create` maps only those two, throwing on anything else with the results
+ * lost; HubSpot's v3 association batch create has answered 200 since August 2025
+ * (HubSpot/hubspot-api-php#506, hubspot-api-python#448), so any 2xx is read as the batch it is.
+ * A 2xx without a batch body leaves every input without a result (possibly written).
  */
 export async function createAssociations(client: HubSpotClientLike, fromType: string, toType: string, inputs: AssociationInput[]): Promise<AssociationResponse> {
   const path = `/crm/v4/associations/${encodeURIComponent(fromType)}/${encodeURIComponent(toType)}/batch/create`;
@@ -86,13 +87,17 @@ const noAssociationResult = (extra: string[]) =>
     vendor: VENDOR, kind: CrmErrorKind.transient, ambiguous: true, vendorCode: 'NO_RESULT',
   });
 
-/** The record ids an association error names (INVALID_OBJECT_IDS `CONTACT=12 is not valid`, `objectId`, `fromObjectId`). */
+/**
+ * The record ids an association error names (`objectId`, `fromObjectId`, and INVALID_OBJECT_IDS
+ * `CONTACT=12 is not valid`, read by its `TYPE=id`, not by the words after it, which HubSpot
+ * localizes).
+ */
 function idsNamed(e: HubSpotErrorBody): Set<string> {
   const ids = new Set<string>();
   const context = e.context ?? {};
   for (const id of [...(context.objectId ?? []), ...(context.fromObjectId ?? []), ...(context.toObjectId ?? [])]) ids.add(String(id));
   for (const s of context.INVALID_OBJECT_IDS ?? []) {
-    const id = /=(\S+)\s/.exec(s)?.[1];
+    const id = /=(\S+)/.exec(s)?.[1];
     if (id) ids.add(id);
   }
   return ids;

@@ -97,9 +97,9 @@ export async function checkHubSpotSetup(hs: HubSpotConfig, env: NodeJS.ProcessEn
 /**
  * `schema pull`'s own translation (pullHubSpotFields) run on the property lists the checks read:
  * an object type whose list failed is left out (its finding says why), and only the pipelines a
- * pipeline or stage property needs are read. A hidden option (`hidden: true`, which `schema pull`
- * leaves out) is reported apart from a removed one, as a warning: HubSpot hides it from its forms,
- * and neither its properties guide nor the fake refuses its value in a write [I: not seen refused].
+ * pipeline or stage property needs are read. A hidden option is kept, marked `hidden: true`, so
+ * an option hidden or shown since the file was pulled is a warning of the comparison itself:
+ * HubSpot hides it from its forms and takes its value in a write.
  */
 async function hubspotDrift(hs: HubSpotConfig, file: FieldDefinitionsFile, fix: string, listed: ReadonlyMap<string, Reply>, get: (path: string) => Promise<Reply>): Promise<SetupFinding[]> {
   const { pullHubSpotFields } = await import('./hubspot-fields.js');
@@ -120,16 +120,8 @@ async function hubspotDrift(hs: HubSpotConfig, file: FieldDefinitionsFile, fix: 
     if (err instanceof ConfigError) throw err;
     return [driftFailed(err)];
   }
-  const inactive: Record<string, Record<string, { values: string[]; refused: boolean }>> = {};
-  for (const [object, spec] of Object.entries(readable)) {
-    const props = ((listed.get(spec.objectType)!.body as { results?: HubSpotProperty[] }).results ?? []);
-    for (const p of props) {
-      const hidden = spec.fields.includes(p.name) && !p.externalOptions ? (p.options ?? []).filter((o) => o.hidden).map((o) => o.value) : [];
-      if (hidden.length > 0) (inactive[object] ??= {})[p.name] = { values: hidden, refused: false };
-    }
-  }
   const allowlist = Object.fromEntries(Object.entries(readable).map(([object, spec]) => [object, spec.fields]));
-  return driftFindings(file, pulled, { allowlist, inactive, fix, target: (object, field) => `${hs.objects[object]!.objectType}.${field}` });
+  return driftFindings(file, pulled, { allowlist, fix, target: (object, field) => `${hs.objects[object]!.objectType}.${field}` });
 }
 
 interface AssociationLabel { category?: string; typeId?: number; label?: string | null }

@@ -107,6 +107,7 @@ export const describedFieldSchema = z.object({
   allowed: z.array(z.string()).optional().describe('enumeration: the allowed values (labels are accepted too).'),
   allowedCount: z.number().int().optional().describe('enumeration: how many values there are when more than the ones listed.'),
   labels: z.record(z.string(), z.string()).optional().describe('enumeration: value -> label, where they differ.'),
+  hidden: z.array(z.string()).optional().describe('enumeration: values the CRM hides from its forms; not in allowed, still accepted when written and found in records.'),
   multiple: z.boolean().optional().describe('enumeration: several values at once, joined with ";".'),
   restricted: z.boolean().optional().describe('enumeration: false when other values are accepted too.'),
   maxLength: z.number().int().optional().describe('The most characters the CRM stores.'),
@@ -222,7 +223,11 @@ function describedField(name: string, spec: ObjectSpec, d: FieldDefinition | und
   out.type = d.type;
   if (d.maxLength !== undefined) out.maxLength = d.maxLength;
   if (d.type !== 'enumeration') return out;
-  const options = (d.options ?? []).map((x) => (typeof x === 'string' ? { value: x, label: undefined } : x));
+  const all = (d.options ?? []).map((x) => (typeof x === 'string' ? { value: x, label: undefined, hidden: false } : x));
+  // Hidden options are offered apart, as the write tool's schema leaves them out of its enumeration.
+  const options = all.filter((x) => !x.hidden);
+  const hidden = all.filter((x) => x.hidden).map((x) => x.value);
+  if (hidden.length > 0) out.hidden = hidden.slice(0, MAX_DESCRIBED_OPTIONS);
   out.allowed = options.slice(0, MAX_DESCRIBED_OPTIONS).map((x) => x.value);
   if (options.length > MAX_DESCRIBED_OPTIONS) out.allowedCount = options.length;
   const labels = options.slice(0, MAX_DESCRIBED_OPTIONS).filter((x) => x.label !== undefined && x.label !== x.value);

@@ -6,7 +6,7 @@
  */
 import { z } from 'zod';
 import { actionSchema, fieldValueSchema } from '../../schemas/action.js';
-import { optionValues, type FieldDefinition } from '../../schemas/field-definitions.js';
+import { visibleOptionValues, type FieldDefinition } from '../../schemas/field-definitions.js';
 import { DEFAULT_MAX_LINKS, type ObjectSpec } from '../../schemas/objects.js';
 import { ConfigError } from '../errors.js';
 import { DEFAULT_BUCKET_MS } from '../key.js';
@@ -180,11 +180,14 @@ export const MAX_ADVERTISED_OPTIONS = 250;
  */
 export function fieldRule(name: string, d: FieldDefinition, base: { description?: string } = {}): Record<string, unknown> {
   const about = base.description ?? `Property "${name}".`;
-  // A stage names its pipeline: two pipelines may each have a "Closed Won".
-  const labels = (d.options ?? []).flatMap((o) => (typeof o !== 'string' && o.label && o.label !== o.value ? [`${o.value} = ${o.label}${o.pipeline !== undefined ? ` (pipeline ${o.pipeline})` : ''}`] : []));
-  const values = optionValues(d);
+  // Options hidden in the CRM are accepted when written but not offered to a model; a stage names
+  // its pipeline: two pipelines may each have a "Closed Won".
+  const labels = (d.options ?? []).flatMap((o) => (typeof o !== 'string' && !o.hidden && o.label && o.label !== o.value ? [`${o.value} = ${o.label}${o.pipeline !== undefined ? ` (pipeline ${o.pipeline})` : ''}`] : []));
+  const values = visibleOptionValues(d);
   switch (d.type) {
     case 'enumeration': {
+      // Every option hidden: no enumeration to offer (an empty one admits nothing); the engine still checks.
+      if (values.length === 0 && (d.options ?? []).length > 0) return { type: 'string', description: about };
       if (d.multiple) return { type: 'string', description: `${about} Values joined with ";", each one of: ${values.join(', ')}.` };
       if (values.length > MAX_ADVERTISED_OPTIONS || d.restricted === false) {
         return { type: 'string', description: `${about} ${d.restricted === false ? 'Known values' : `One of ${values.length} values`}: ${values.slice(0, 50).join(', ')}${values.length > 50 ? ', ...' : ''}.` };

@@ -36,7 +36,7 @@ describe('HubSpot: contact and deal values a model got wrong, with definitions p
     deal(1, { closedate: 'next Friday' }),
     deal(2, { dealstage: 'Won!!' }),
     deal(3, { amount: '$12,000' }),
-    deal(4, { amount: '12000', dealstage: 'Closed Won', closedate: '2027-01-15' }),
+    deal(4, { amount: '12000', dealstage: 'Closed Won', closedate: '2027-01-15T17:30:00+01:00' }),
   ];
 
   it('rejects what cannot be made valid with no request, writes the rest normalized, one batch per object', async () => {
@@ -52,15 +52,18 @@ describe('HubSpot: contact and deal values a model got wrong, with definitions p
     expect(outcomes[0]!.normalized).toEqual([{ field: 'lifecyclestage', from: 'Customer ', to: 'customer' }]);
     expect(outcomes[1]!.error!.message).toMatch(/fields\.lifecyclestage: "client" is not an allowed value; allowed: .*"lead".*"customer"/);
     expect(outcomes[2]!.error!.message).toContain('fields.firstname: must be text (got a number)');
-    expect(outcomes[4]!.error!.message).toContain('fields.closedate: must be an ISO 8601 date, YYYY-MM-DD; "next Friday" is not one');
+    expect(outcomes[4]!.error!.message).toContain('fields.closedate: must be an ISO 8601 date-time with its offset, e.g. 2026-11-28T10:00:00Z; "next Friday" is not one');
     expect(outcomes[5]!.error!.message).toMatch(/fields\.dealstage: "Won!!" is not an allowed value; allowed: "appointmentscheduled"/);
     expect(outcomes[6]!.error!.message).toContain('fields.amount: must be a number with no currency sign, unit or thousands separator (got "$12,000")');
-    // "12000" is already the text HubSpot stores: written, not reported.
-    expect(outcomes[7]!.normalized).toEqual([{ field: 'dealstage', from: 'Closed Won', to: 'closedwon' }]);
+    // "12000" is already the text HubSpot stores: written, not reported. closedate is a datetime: a time of day goes through, in UTC.
+    expect(outcomes[7]!.normalized).toEqual([
+      { field: 'dealstage', from: 'Closed Won', to: 'closedwon' },
+      { field: 'closedate', from: '2027-01-15T17:30:00+01:00', to: '2027-01-15T16:30:00Z' },
+    ]);
     // One contacts upsert and one deals upsert for the four valid actions; nothing for the five rejected.
     expect(h.fake.count() - before).toBe(2);
     const dealRecord = h.fake.records('deals')[0]!;
-    expect(dealRecord.properties).toMatchObject({ dealstage: 'closedwon', closedate: '2027-01-15', amount: '12000' });
+    expect(dealRecord.properties).toMatchObject({ dealstage: 'closedwon', closedate: '2027-01-15T16:30:00Z', amount: '12000' });
     await sync.close();
   });
 

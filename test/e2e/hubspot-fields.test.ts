@@ -2,7 +2,11 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { hubspotCli } from '../../adapters/hubspot/hubspot-cli.js';
 import type { HubSpotConfig } from '../../adapters/hubspot/hubspot-config.js';
 import { fakeHubSpot, type FakeHubSpot } from '../../adapters/testing/index.js';
+import { hubspotAdapter } from '../../adapters/hubspot/index.js';
 import { ConfigError } from '../../src/errors.js';
+import { createSync, openLedger, toolSchema } from '../../src/index.js';
+import { describeObject } from '../../src/mcp/read-tools.js';
+import { readToolSpecs } from '../../src/mcp/index.js';
 import { fieldDefinitionsFileSchema, formatFieldDefinitions } from '../../schemas/field-definitions.js';
 
 const TOKEN = 'pat-na1-fields-test-7d1e';
@@ -50,8 +54,8 @@ describe('hubspotCli.pullFields against fakeHubSpot over loopback (real @hubspot
       amount: { type: 'number' },
       dealstage: { type: 'enumeration', options: STAGES, pipelineField: 'pipeline' },
       pipeline: { type: 'enumeration', options: [{ value: 'default', label: 'Sales Pipeline' }] },
-      closedate: { type: 'date' },
-      ai_tags: { type: 'enumeration', options: ['renewal', { value: 'upsell', label: 'Upsell' }].map((o) => (typeof o === 'string' ? { value: o, label: o } : o)), multiple: true },
+      closedate: { type: 'datetime' },
+      ai_tags: { type: 'enumeration', options: [{ value: 'renewal', label: 'renewal' }, { value: 'upsell', label: 'Upsell' }, { value: 'old', label: 'Old', hidden: true }], multiple: true },
       ai_score: { type: 'number', readOnly: true },
     });
     expect(file.objects.contact!.email).toEqual({ type: 'email' });
@@ -72,6 +76,31 @@ describe('hubspotCli.pullFields against fakeHubSpot over loopback (real @hubspot
     // The file as written keeps them, and loads again.
     const written = JSON.parse(formatFieldDefinitions(file)) as typeof file;
     expect(fieldDefinitionsFileSchema.parse(written).objects.deal!.dealstage!.options).toContainEqual({ value: '1123', label: 'Closed Won', pipeline: '7654321' });
+  });
+
+  it('keeps a hidden option marked: its value is written (label too), tool schemas leave it out, describe lists it apart', async () => {
+    const hs = await open();
+    const stages = ['lead', 'customer'].map((v) => ({ value: v, label: v[0]!.toUpperCase() + v.slice(1) }));
+    fake.defineProperty('contacts', 'lifecyclestage', { type: 'enumeration', fieldType: 'radio', options: [...stages, { value: 'subscriber', label: 'Subscriber', hidden: true }] });
+    const file = await pull(hs);
+    expect(file.objects.contact!.lifecyclestage).toEqual({ type: 'enumeration', options: [...stages, { value: 'subscriber', label: 'Subscriber', hidden: true }] });
+    expect(formatFieldDefinitions(file)).toContain('"hidden": true');
+
+    const adapter = hubspotAdapter({ accessToken: TOKEN, basePath: hs.basePath, objects: hs.objects, fieldDefinitions: file });
+    const sync = createSync({ adapter, ledger: openLedger('memory:'), retry: { retries: 1, minTimeoutMs: 5, maxTimeoutMs: 10 } });
+    const contact = (n: number, lifecyclestage: string) => ({ source: 'app', eventId: `e-${n}`, op: 'upsert', object: 'contact', externalId: `c-${n}`, fields: { email: `c${n}@acme.test`, lifecyclestage } });
+    const outcomes = await sync.applyMany([contact(1, 'subscriber'), contact(2, 'Subscriber'), contact(3, 'member')]);
+    expect(outcomes.map((o) => o.status)).toEqual(['created', 'created', 'rejected']);
+    expect(outcomes[1]!.normalized).toEqual([{ field: 'lifecyclestage', from: 'Subscriber', to: 'subscriber' }]);
+    expect(fake.records('contacts').map((r) => r.properties.lifecyclestage)).toEqual(['subscriber', 'subscriber']);
+    await sync.close();
+
+    const field = (toolSchema(adapter, 'contact') as { properties: { fields: { properties: Record<string, { enum?: string[]; description?: string }> } } }).properties.fields.properties.lifecyclestage!;
+    expect(field.enum).toEqual(['lead', 'customer']);
+    expect(field.description).not.toContain('Subscriber');
+    const describe = readToolSpecs(adapter.objects, { crm: 'hubspot' }).find((t) => t.name === 'describe_contact')!;
+    const described = describeObject(describe, true).fields.find((f) => f.name === 'lifecyclestage');
+    expect(described).toMatchObject({ allowed: ['lead', 'customer'], hidden: ['subscriber'], labels: { lead: 'Lead', customer: 'Customer' } });
   });
 
   it('is deterministic: two pulls format to the same bytes', async () => {

@@ -102,12 +102,16 @@ describe('hubspotAdapter with pulled definitions: values reach HubSpot with thei
       deal(5, { closedate: '2026-02-30' }),
       deal(6, { closedate: '2026-12-01T19:00:00-05:00' }),
     ]);
-    expect(deals.map((o) => o.status)).toEqual(['created', 'created', 'created', 'created', 'rejected', 'rejected']);
-    expect(deals.map((o) => o.normalized)).toEqual([undefined, undefined, undefined, [{ field: 'amount', from: ' +007.50', to: '7.50' }], undefined, undefined]);
-    expect(deals[4]!.error!.message).toContain('fields.closedate: must be an ISO 8601 date, YYYY-MM-DD; "2026-02-30" is not a day of the calendar (February 2026 has 28 days)');
-    expect(deals[5]!.error!.message).toContain('fields.closedate: must be an ISO 8601 date, YYYY-MM-DD; "2026-12-01T19:00:00-05:00" has a time of day');
-    expect(h.fake.records('deals').map((d) => d.properties.amount)).toEqual(['12345678901234567890', '0.10000000000000000555', '48000', '7.50']);
-    // One deals upsert for the four valid ones; nothing for the two refused.
+    // closedate is a datetime (as in real portals): a time of day is its to keep.
+    expect(deals.map((o) => o.status)).toEqual(['created', 'created', 'created', 'created', 'rejected', 'created']);
+    expect(deals.map((o) => o.normalized)).toEqual([
+      undefined, undefined, undefined, [{ field: 'amount', from: ' +007.50', to: '7.50' }], undefined,
+      [{ field: 'closedate', from: '2026-12-01T19:00:00-05:00', to: '2026-12-02T00:00:00Z' }],
+    ]);
+    expect(deals[4]!.error!.message).toContain('fields.closedate: must be an ISO 8601 date-time with its offset, e.g. 2026-11-28T10:00:00Z; "2026-02-30" is not a day of the calendar (February 2026 has 28 days)');
+    expect(h.fake.records('deals').map((d) => d.properties.amount)).toEqual(['12345678901234567890', '0.10000000000000000555', '48000', '7.50', undefined]);
+    expect(h.fake.records('deals')[4]!.properties.closedate).toBe('2026-12-02T00:00:00Z');
+    // One deals upsert for the five valid ones; nothing for the one refused.
     expect(h.fake.count() - before).toBe(1);
 
     const notes = await sync.applyMany([dealNote(1, '2026-11-28T10:00:00Z'), dealNote(2, '2026-02-30T10:00:00Z')]);

@@ -5,7 +5,7 @@ import { z } from 'zod';
 import type { ObjectSpec } from '../../schemas/objects.js';
 import { ConfigError } from '../../src/errors.js';
 import { parseArgs, toAction } from '../../src/mcp/arguments.js';
-import { advertisedSchema, toolSpecs } from '../../src/mcp/tool-schemas.js';
+import { advertisedSchema, fieldRule, toolSpecs } from '../../src/mcp/tool-schemas.js';
 
 const objects: Record<string, ObjectSpec> = {
   contact: { kind: 'record', fields: ['email', 'firstname'] },
@@ -61,11 +61,13 @@ describe('advertisedSchema', () => {
 
 describe('advertisedSchema with field definitions', () => {
   const spec: ObjectSpec = {
-    kind: 'record', fields: ['lifecyclestage', 'closedate', 'amount', 'industry', 'email', 'dealstage'],
+    kind: 'record', fields: ['lifecyclestage', 'closedate', 'ai_renewal_date', 'amount', 'industry', 'email', 'dealstage'],
     definitions: {
       dealstage: { type: 'enumeration', pipelineField: 'pipeline', options: [{ value: 'closedwon', label: 'Closed Won', pipeline: 'default' }, { value: 'renewal_won', label: 'Closed Won', pipeline: 'renewals' }] },
       lifecyclestage: { type: 'enumeration', options: [{ value: 'lead', label: 'Lead' }, { value: 'customer', label: 'Customer' }] },
-      closedate: { type: 'date' },
+      // HubSpot's deal closedate is a datetime; a date property is a custom one.
+      closedate: { type: 'datetime' },
+      ai_renewal_date: { type: 'date' },
       amount: { type: 'number' },
       industry: { type: 'enumeration', options: Array.from({ length: 300 }, (_, i) => `I${i}`) },
     },
@@ -80,7 +82,8 @@ describe('advertisedSchema with field definitions', () => {
     expect(fields.lifecyclestage!.description).toContain('lead = Lead; customer = Customer');
     expect(fields.dealstage).toMatchObject({ type: 'string', enum: ['closedwon', 'renewal_won'] });
     expect(fields.dealstage!.description).toContain('closedwon = Closed Won (pipeline default); renewal_won = Closed Won (pipeline renewals)');
-    expect(fields.closedate).toMatchObject({ type: 'string', format: 'date' });
+    expect(fields.closedate).toMatchObject({ type: 'string', format: 'date-time' });
+    expect(fields.ai_renewal_date).toMatchObject({ type: 'string', format: 'date' });
     expect(fields.amount).toMatchObject({ type: 'number' });
     expect(json.properties.fields.additionalProperties).toBe(false);
   });
@@ -93,6 +96,17 @@ describe('advertisedSchema with field definitions', () => {
 
   it('still lets the engine normalize: "Customer " passes the arguments check and is the engine\'s to map', () => {
     expect(parseArgs(upsertDeal!, { externalId: 'd', fields: { lifecyclestage: 'Customer ' } }).ok).toBe(true);
+  });
+});
+
+describe('fieldRule and options hidden in the CRM', () => {
+  it('leaves a hidden option and its label out of the enumeration offered', () => {
+    const rule = fieldRule('lifecyclestage', { type: 'enumeration', options: [{ value: 'lead', label: 'Lead' }, { value: 'subscriber', label: 'Subscriber', hidden: true }, 'other'] });
+    expect(rule).toEqual({ type: 'string', enum: ['lead', 'other'], description: 'Property "lifecyclestage". lead = Lead.' });
+  });
+
+  it('offers a plain string when every option is hidden (an empty enum admits nothing)', () => {
+    expect(fieldRule('f', { type: 'enumeration', options: [{ value: 'old', hidden: true }] })).toEqual({ type: 'string', description: 'Property "f".' });
   });
 });
 

@@ -54,6 +54,23 @@ describe('compareFieldDefinitions', () => {
     expect(accepted[1]).toEqual({ kind: DriftKind.optionsInactive, severity: 'warning', values: ['b'] });
   });
 
+  it('reports an option hidden since the pull, and one shown again, as warnings (HubSpot takes a hidden value)', () => {
+    const opt = (value: string, hidden = false) => ({ value, label: value.toUpperCase(), ...(hidden ? { hidden: true } : {}) });
+    const was: FieldDefinition = { type: 'enumeration', options: [opt('a'), opt('b'), opt('c', true), opt('d', true)] };
+    const is: FieldDefinition = { type: 'enumeration', options: [opt('a'), opt('b', true), opt('c'), opt('d', true), opt('e', true)] };
+    const drifts = compareFieldDefinitions(fileOf({ f: was }), fileOf({ f: is }));
+    expect(drifts.map(({ kind, severity, values }) => ({ kind, severity, values }))).toEqual([
+      { kind: DriftKind.optionsInactive, severity: 'warning', values: ['b'] },
+      { kind: DriftKind.optionsShown, severity: 'warning', values: ['c'] },
+      // A hidden option the file lacks: the file refuses its value, the CRM takes it.
+      { kind: DriftKind.optionsAdded, severity: 'warning', values: ['e'] },
+    ]);
+    expect(drifts[0]!.detail).toBe('1 option now hidden or inactive in the CRM: b (the CRM still accepts it in a write)');
+    expect(drifts[1]!.detail).toBe('1 option shown again in the CRM: c (the file marks it hidden: tool schemas still leave it out)');
+    // Removing a hidden option from a restricted list is still a removal the CRM refuses.
+    expect(drift(was, { type: 'enumeration', options: [opt('a'), opt('b'), opt('c', true)] })).toEqual([{ kind: DriftKind.optionsRemoved, severity: 'problem', values: ['d'] }]);
+  });
+
   it('reports a type change alone, not the option and length changes it implies', () => {
     expect(drift(enumeration(['a'], { multiple: true }), { type: 'string', maxLength: 10 })).toEqual([{ kind: DriftKind.type, severity: 'problem' }]);
   });

@@ -1,6 +1,7 @@
 import { ApiException } from '@hubspot/api-client/lib/codegen/crm/objects/apis/exception.js';
 import { describe, expect, it } from 'vitest';
 import { classifyHubSpotError, classifyHubSpotItemError, HubSpotUnreadableResponse } from '../../../adapters/hubspot/index.js';
+import { refusedValuesOf } from '../../../adapters/hubspot/hubspot-errors.js';
 import { CrmError, ConfigError, registerSecret } from '../../../src/errors.js';
 
 const apiError = (code: number, body: unknown, headers: Record<string, string> = {}) => new ApiException(code, 'An error occurred.', body, headers);
@@ -62,7 +63,7 @@ describe('classifyHubSpotError', () => {
   });
 
   it('makes a non-unique idProperty a setup error: permanent, not splittable, pointing at check-setup', () => {
-    const e = classifyHubSpotError(apiError(400, { status: 'error', message: 'Unable to perform update/upsert by non-unique email property', category: 'VALIDATION_ERROR' }));
+    const e = classifyHubSpotError(apiError(400, { status: 'error', message: 'Unable to perform update/upsert by non-unique email property', category: 'VALIDATION_ERROR' }), { idProperty: 'email' });
     expect(e).toMatchObject({ kind: 'permanent', splittable: false, status: 400 });
     expect(e.message).toContain('non-unique email property');
     expect(e.message).toContain('run `crm-upsert check-setup`');
@@ -145,5 +146,66 @@ describe('classifyHubSpotItemError', () => {
   it('makes a per-input server error transient', () => {
     expect(classifyHubSpotItemError({ status: '503', message: 'unavailable' })).toMatchObject({ kind: 'transient', ambiguous: true });
     expect(classifyHubSpotItemError({ status: 'error', category: 'INTERNAL_ERROR', message: 'x' }).kind).toBe('transient');
+  });
+});
+
+/**
+ * HubSpot words `message` in the portal's language. These bodies are HubSpot's shapes with the
+ * words in Portuguese (the detail list kept as JSON, as HubSpot sends it): each is classified as
+ * its English twin is, by category, code, property name and context.
+ */
+describe('classifyHubSpotError on messages in another language', () => {
+  const ptEmail = { isValid: false, message: 'O endereço de email ana@northwind não é válido', error: 'INVALID_EMAIL', name: 'email' };
+
+  it.each([
+    ['an English lead-in', `Property values were not valid: ${JSON.stringify([ptEmail])}`],
+    ['a Portuguese lead-in', `Os valores das propriedades não eram válidos: ${JSON.stringify([ptEmail])}`],
+    ['a lead-in with a bracket of its own', `Valores inválidos [1 de 1]: ${JSON.stringify([ptEmail])}`],
+  ])('names the field of a Portuguese INVALID_EMAIL with %s: permanent, splittable, no pull hint (a pull cannot change it)', (_what, message) => {
+    const e = classifyHubSpotError(apiError(400, { status: 'error', category: 'VALIDATION_ERROR', correlationId: 'c-pt', message }));
+    expect(e).toMatchObject({ kind: 'permanent', retryable: false, splittable: true, vendorCode: 'INVALID_EMAIL', field: 'email', status: 400 });
+    expect(e.message).toContain('refused email (INVALID_EMAIL: O endereço de email ana@northwind não é válido)');
+    expect(e.message).not.toContain('crm-upsert schema pull');
+    expect(refusedValuesOf(e)).toEqual([{ name: 'email', code: 'INVALID_EMAIL', message: ptEmail.message }]);
+  });
+
+  it('reads the refused field from `errors` when the message holds no list at all', () => {
+    const body = { status: 'error', category: 'VALIDATION_ERROR', message: 'Os valores das propriedades não eram válidos', errors: [{ message: 'O endereço de email não é válido', code: 'INVALID_EMAIL', context: { propertyName: ['email'] } }] };
+    expect(classifyHubSpotError(apiError(400, body))).toMatchObject({ vendorCode: 'INVALID_EMAIL', field: 'email', splittable: true });
+    expect(classifyHubSpotItemError(body)).toMatchObject({ vendorCode: 'INVALID_EMAIL', field: 'email', kind: 'permanent' });
+  });
+
+  it('names the field of a Portuguese per-input (207) error', () => {
+    const err = classifyHubSpotItemError({ status: 'error', category: 'VALIDATION_ERROR', message: `Os valores das propriedades não eram válidos: ${JSON.stringify([{ ...ptEmail, propertyValue: 'ana@northwind' }])}` });
+    expect(err).toMatchObject({ kind: 'permanent', vendorCode: 'INVALID_EMAIL', field: 'email' });
+    expect(err.message).toContain('email = "ana@northwind" (INVALID_EMAIL');
+  });
+
+  it('tells a Portuguese PROPERTY_DOESNT_EXIST every input sends from one only some send', () => {
+    const body = { status: 'error', category: 'VALIDATION_ERROR', message: `Os valores das propriedades não eram válidos: ${JSON.stringify([{ isValid: false, message: 'A propriedade "nope" não existe', error: 'PROPERTY_DOESNT_EXIST', name: 'nope' }])}` };
+    expect(classifyHubSpotError(apiError(400, body), { sentProperties: [['nope'], ['email', 'nope']] })).toMatchObject({ splittable: false });
+    expect(classifyHubSpotError(apiError(400, body), { sentProperties: [['nope'], ['email']] })).toMatchObject({ splittable: true });
+  });
+
+  it('makes a Portuguese non-unique idProperty refusal a setup error by the idProperty it quotes, and nothing else one', () => {
+    const body = { status: 'error', category: 'VALIDATION_ERROR', message: 'Não é possível atualizar/inserir pela propriedade não exclusiva ai_external_id' };
+    expect(classifyHubSpotError(apiError(400, body), { idProperty: 'ai_external_id' })).toMatchObject({ kind: 'permanent', splittable: false });
+    expect(classifyHubSpotError(apiError(400, body), { idProperty: 'ai_external' })).toMatchObject({ splittable: true });
+    expect(classifyHubSpotError(apiError(400, { ...body, message: 'Entrada inválida' }), { idProperty: 'ai_external_id' })).toMatchObject({ splittable: true });
+  });
+
+  it('classifies a 429 by its policy name, not its words', () => {
+    const daily = classifyHubSpotError(apiError(429, rateBody('DAILY', 'Você atingiu seu limite diário.')));
+    expect(daily).toMatchObject({ kind: 'quota', retryable: false, vendorCode: 'DAILY' });
+    const search = classifyHubSpotError(apiError(429, { status: 'error', message: 'Você atingiu seu limite por segundo.', errorType: 'RATE_LIMIT' }));
+    expect(search).toMatchObject({ kind: 'rate_limited', retryAfterMs: 1000 });
+    // English words do not make a quota of a 429 whose policy says otherwise.
+    expect(classifyHubSpotError(apiError(429, rateBody('TEN_SECONDLY_ROLLING', 'You have reached your daily limit.')))).toMatchObject({ kind: 'rate_limited', retryAfterMs: 10_000 });
+  });
+
+  it('keeps a Portuguese OBJECT_NOT_FOUND and an invalid association permanent, and a server error retryable', () => {
+    expect(classifyHubSpotItemError({ status: 'error', category: 'OBJECT_NOT_FOUND', message: 'Não foi possível obter alguns objetos CONTACT; eles podem ter sido excluídos.', context: { ids: ['7'] } })).toMatchObject({ kind: 'permanent', vendorCode: 'OBJECT_NOT_FOUND' });
+    expect(classifyHubSpotItemError({ status: 'error', category: 'VALIDATION_ERROR', message: 'Uma ou mais associações são inválidas', context: { INVALID_OBJECT_IDS: ['CONTACT=424242 não é válido'] } })).toMatchObject({ kind: 'permanent', retryable: false });
+    expect(classifyHubSpotItemError({ status: '500', category: 'INTERNAL_ERROR', message: 'Erro interno' })).toMatchObject({ kind: 'transient', retryable: true });
   });
 });

@@ -82,10 +82,10 @@ describe('fakeHubSpot v4 associations over @hubspot/api-client', () => {
     expect(associationTypesBetween('notes', 'tasks')).toEqual([]);
   });
 
-  it('answers a batch create 200 with the pair\'s object type ids and labels', async () => {
+  it('answers a batch create 201 with the pair\'s object type ids and labels', async () => {
     const r = seed();
     const res = await assocCreate('deals', 'companies', [link(r.deal, r.company, 341), link(r.deal, r.otherCompany, 5)]);
-    expect(res.status).toBe(200);
+    expect(res.status).toBe(201);
     expect(res.body).toMatchObject({
       status: 'COMPLETE',
       results: [
@@ -144,15 +144,15 @@ describe('fakeHubSpot v4 associations over @hubspot/api-client', () => {
   it('accepts the same pair under two types in one batch (unlabeled and primary)', async () => {
     const r = seed();
     const res = await assocCreate('contacts', 'companies', [link(r.contact, r.company, 279), link(r.contact, r.company, 1)]);
-    expect(res.status).toBe(200);
+    expect(res.status).toBe(201);
     expect(fake.associations('contacts', r.contact).map((a) => a.typeId)).toEqual([279, 1]);
   });
 
   it('answers an association that already exists as created and leaves it as it is', async () => {
     const r = seed();
-    expect((await assocCreate('notes', 'deals', [link(r.note, r.deal, 214)])).status).toBe(200);
+    expect((await assocCreate('notes', 'deals', [link(r.note, r.deal, 214)])).status).toBe(201);
     const again = await assocCreate('notes', 'deals', [link(r.note, r.deal, 214)]);
-    expect(again).toMatchObject({ status: 200, body: { results: [{ fromObjectId: Number(r.note), toObjectId: Number(r.deal) }] } });
+    expect(again).toMatchObject({ status: 201, body: { results: [{ fromObjectId: Number(r.note), toObjectId: Number(r.deal) }] } });
     expect(fake.associations('notes', r.note)).toEqual([{ toObjectType: 'deals', toId: r.deal, typeId: 214, label: null }]);
   });
 
@@ -176,11 +176,25 @@ describe('fakeHubSpot v4 associations over @hubspot/api-client', () => {
     ]);
   });
 
-  it('makes the SDK\'s v4 batchApi.create throw on the 200, with the associations committed', async () => {
+  it('answers the SDK\'s v4 batchApi.create with the 201 it maps: the results come back', async () => {
+    const r = seed();
+    const res = await client.crm.associations.v4.batchApi.create('deals', 'contacts', { inputs: [{ _from: { id: r.deal }, to: { id: r.contact }, types: [{ associationCategory: 'HUBSPOT_DEFINED' as never, associationTypeId: 3 }] }] });
+    expect(res.results.map((x) => [String(x.fromObjectId), String(x.toObjectId)])).toEqual([[r.deal, r.contact]]);
+    expect(fake.associations('contacts', r.contact)).toEqual([{ toObjectType: 'deals', toId: r.deal, typeId: 4, label: null }]);
+  });
+
+  it('answers 200 with associationCreateStatus: 200, on which the SDK\'s batchApi.create throws with the associations committed', async () => {
+    await close();
+    fake = fakeHubSpot({ token: TOKEN, associationCreateStatus: 200 });
+    const server = await fake.listen();
+    close = server.close;
+    client = new Client({ accessToken: TOKEN, basePath: server.basePath });
     const r = seed();
     const call = client.crm.associations.v4.batchApi.create('deals', 'contacts', { inputs: [{ _from: { id: r.deal }, to: { id: r.contact }, types: [{ associationCategory: 'HUBSPOT_DEFINED' as never, associationTypeId: 3 }] }] });
     await expect(call).rejects.toMatchObject({ code: 200 });
     expect(fake.associations('contacts', r.contact)).toEqual([{ toObjectType: 'deals', toId: r.deal, typeId: 4, label: null }]);
+    // Errors still make it a 207.
+    expect((await assocCreate('tasks', 'contacts', [link(r.task, '424242', 204)])).status).toBe(207);
   });
 });
 

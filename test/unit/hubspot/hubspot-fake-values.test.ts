@@ -32,11 +32,15 @@ describe('fakeHubSpot property values', () => {
   it.each([
     ['contacts', 'lifecyclestage', 'Customer ', 'LEADING_TRAILING_WHITESPACE', '"Customer " includes leading or trailing whitespace.'],
     ['contacts', 'lifecyclestage', 'client', 'INVALID_OPTION', 'client was not one of the allowed options: [subscriber, lead, marketingqualifiedlead, salesqualifiedlead, opportunity, customer, evangelist, other]'],
-    ['deals', 'closedate', 'next Friday', 'INVALID_DATE', 'next Friday was not a valid date.'],
-    ['deals', 'closedate', '1635535135865', 'INVALID_DATE', '1635535135865 is at 19:18:55.865 UTC, not midnight!'],
+    ['deals', 'ai_contract_start', 'next Friday', 'INVALID_DATE', 'next Friday was not a valid date.'],
+    ['deals', 'ai_contract_start', '1635535135865', 'INVALID_DATE', '1635535135865 is at 19:18:55.865 UTC, not midnight!'],
+    ['deals', 'ai_contract_start', '1786334400000', 'INVALID_DATE', '1786334400000 is at 4:0:0.0 UTC, not midnight!'],
+    ['deals', 'ai_contract_start', '1496643178005', 'INVALID_DATE', '1496643178005 is at 6:12:58.5 UTC, not midnight!'],
     ['deals', 'amount', '$12,000', 'INVALID_INTEGER', '$12,000 was not a valid number.'],
     ['contacts', 'email', 'ana at northwind', 'INVALID_EMAIL', 'Email address ana at northwind is invalid'],
   ])('refuses %s.%s = %j with the whole batch: 400 %s', async (objectType, name, value, code, message) => {
+    // Portals have no default `date` property (deal closedate is a datetime): a custom one, as most are.
+    fake.defineProperty('deals', 'ai_contract_start', { type: 'date' });
     const r = await upsert(objectType, { [name]: value });
     expect(r.status).toBe(400);
     expect(r.body).toMatchObject({ status: 'error', category: 'VALIDATION_ERROR', correlationId: expect.any(String) });
@@ -51,6 +55,16 @@ describe('fakeHubSpot property values', () => {
     const message = 'Won!! is not a valid pipeline stage ID. Valid options are: pipelineId=default : [appointmentscheduled, qualifiedtobuy, presentationscheduled, decisionmakerboughtin, contractsent, closedwon, closedlost]';
     expect(detail(r)).toEqual([{ isValid: false, message, error: 'INVALID_OPTION', name: 'dealstage', localizedErrorMessage: message }]);
     expect(fake.records('deals')).toHaveLength(0);
+  });
+
+  it('takes a time of day in deal closedate, a datetime as in real portals', async () => {
+    const closedate = await call('GET', '/crm/v3/properties/deals/closedate');
+    expect(closedate.body).toMatchObject({ name: 'closedate', type: 'datetime', fieldType: 'date' });
+    expect((await upsert('deals', { closedate: '1786334400000' }, 'D-1')).status).toBe(200);
+    expect((await upsert('deals', { closedate: '2027-01-15T16:30:00Z' }, 'D-2')).status).toBe(200);
+    expect(fake.records('deals').map((d) => d.properties.closedate)).toEqual(['1786334400000', '2027-01-15T16:30:00Z']);
+    const r = await upsert('deals', { closedate: 'next Friday' }, 'D-3');
+    expect(detail(r)[0]).toMatchObject({ error: 'INVALID_DATE', name: 'closedate', message: 'next Friday was not a valid date.' });
   });
 
   it('refuses a note whose hs_timestamp is "28/11/2026 10:00" (a datetime takes ISO 8601 or epoch ms)', async () => {
@@ -120,6 +134,14 @@ describe('fakeHubSpot property values', () => {
     expect((await upsert('contacts', { ai_interests: 'crm;api' }, 'C-1')).status).toBe(200);
     const r = await upsert('contacts', { ai_interests: 'crm;APIs' }, 'C-2');
     expect(detail(r)[0]).toMatchObject({ error: 'INVALID_OPTION', message: 'APIs was not one of the allowed options: [crm, billing, api]' });
+  });
+
+  it('takes the value of a hidden option (hidden from forms, not refused) and lists it marked hidden', async () => {
+    fake.defineProperty('contacts', 'lifecyclestage', { type: 'enumeration', fieldType: 'radio', options: ['lead', { value: 'subscriber', label: 'Subscriber', hidden: true }] });
+    expect((await upsert('contacts', { lifecyclestage: 'subscriber' }, 'C-1')).status).toBe(200);
+    expect(fake.records('contacts')[0]!.properties.lifecyclestage).toBe('subscriber');
+    const one = await call('GET', '/crm/v3/properties/contacts/lifecyclestage');
+    expect(one.body.options).toEqual([{ label: 'lead', value: 'lead', displayOrder: 0, hidden: false }, { label: 'Subscriber', value: 'subscriber', displayOrder: 1, hidden: true }]);
   });
 
   it('serves property definitions and the deal pipelines in HubSpot\'s shapes', async () => {

@@ -167,14 +167,14 @@ describe('fakeHubSpot', () => {
     expect((rest.body.results as { to: unknown[] }[])[0]!.to).toHaveLength(1);
   });
 
-  it('creates associations in a v4 batch with 200, as HubSpot answers since 2025', async () => {
+  it('creates associations in a v4 batch with 201, as the v4 reference specifies', async () => {
     const [a] = (await upsert([contact('A')])).body.results as Results;
     const n = await call('POST', '/crm/v3/objects/notes', { properties: { hs_timestamp: '1' } });
     expect(n.status).toBe(201);
     const r = await call('POST', '/crm/v4/associations/notes/contacts/batch/create', {
       inputs: [{ from: { id: n.body.id }, to: { id: a!.id }, types: [{ associationCategory: 'HUBSPOT_DEFINED', associationTypeId: 202 }] }],
     });
-    expect(r.status).toBe(200);
+    expect(r.status).toBe(201);
     expect(fake.records('notes')[0]!.associations).toEqual({ contacts: [{ id: a!.id, typeId: 202 }] });
   });
 

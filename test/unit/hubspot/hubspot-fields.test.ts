@@ -21,9 +21,9 @@ describe('hubspotFieldDefinition', () => {
     ['calculated', prop({ type: 'number', calculated: true }), { type: 'number', readOnly: true }],
     ['readOnlyValue', prop({ modificationMetadata: { readOnlyValue: true } }), { type: 'string', readOnly: true }],
     [
-      'enumeration / radio, hidden option left out, label kept',
-      prop({ type: 'enumeration', fieldType: 'radio', options: [{ value: 'a', label: 'A' }, { value: 'b', label: 'B', hidden: true }, { value: 'c', label: '' }] }),
-      { type: 'enumeration', options: [{ value: 'a', label: 'A' }, { value: 'c' }] },
+      'enumeration / radio, hidden option kept and marked (HubSpot takes its value), label kept',
+      prop({ type: 'enumeration', fieldType: 'radio', options: [{ value: 'a', label: 'A', hidden: false }, { value: 'b', label: 'B', hidden: true }, { value: 'c', label: '' }] }),
+      { type: 'enumeration', options: [{ value: 'a', label: 'A' }, { value: 'b', label: 'B', hidden: true }, { value: 'c' }] },
     ],
     ['enumeration / checkbox', prop({ type: 'enumeration', fieldType: 'checkbox', options: [{ value: 'a', label: 'A' }] }), { type: 'enumeration', options: [{ value: 'a', label: 'A' }], multiple: true }],
   ])('maps %s', (_what, p, expected) => {
