@@ -79,6 +79,29 @@ export const optionValues = (d: FieldDefinition): string[] => (d.options ?? []).
 /** The option values a model is offered: those not hidden in the CRM. */
 export const visibleOptionValues = (d: FieldDefinition): string[] => (d.options ?? []).flatMap((o) => (typeof o === 'string' ? [o] : o.hidden ? [] : [o.value]));
 
+const fold = (s: string) => s.trim().toLowerCase();
+
+/**
+ * The options `text` names, level by level, the first level with a match deciding: exact value;
+ * then, normalizing, exact label, value ignoring case and surrounding spaces, label likewise. The
+ * level found may hold several options (two labels alike): the caller refuses to guess between
+ * them. Every option matcher (enumerations, pipeline stages) goes through this one order.
+ */
+export function matchingOptions<O extends FieldOption>(options: readonly O[], text: string, normalize: boolean): O[] {
+  const t = normalize ? text.trim() : text;
+  const levels: ((o: O) => boolean)[] = [
+    (o) => o.value === t,
+    (o) => o.label === t,
+    (o) => fold(o.value) === fold(t),
+    (o) => o.label !== undefined && fold(o.label) === fold(t),
+  ];
+  for (const level of normalize ? levels : levels.slice(0, 1)) {
+    const hits = options.filter(level);
+    if (hits.length > 0) return hits;
+  }
+  return [];
+}
+
 /** The option values hidden in the CRM, still accepted in a write. */
 export const hiddenOptionValues = (d: FieldDefinition): string[] => (d.options ?? []).flatMap((o) => (typeof o !== 'string' && o.hidden ? [o.value] : []));
 

@@ -9,7 +9,7 @@
  * Pure: the action's fields and the object's definitions in, a verdict out. A definition without
  * pipelines on its options (a file pulled before they were kept) is left to the plain check.
  */
-import type { FieldDefinition } from './field-definitions.js';
+import { matchingOptions, type FieldDefinition } from './field-definitions.js';
 
 export type StageResult = { ok: true; value: string } | { ok: false; reason: string };
 
@@ -27,24 +27,6 @@ const optionsOf = (d: FieldDefinition | undefined): Option[] => (d?.options ?? [
 export const isPipelineStageField = (d: FieldDefinition): boolean =>
   d.type === 'enumeration' && d.pipelineField !== undefined && optionsOf(d).some((o) => o.pipeline !== undefined);
 
-/**
- * The options `text` names, tier by tier: its value, its label, then (normalizing) its value and
- * its label ignoring case. The first tier with a match wins; it may hold several values (ambiguous).
- * The same order as the enumeration matcher of values.ts, so a stage resolves as any option does.
- */
-export function matchTiers(options: readonly Option[], text: string, normalize: boolean): Option[] {
-  const tiers: ((o: Option) => boolean)[] = [(o) => o.value === text];
-  if (normalize) {
-    const t = text.toLowerCase();
-    tiers.push((o) => o.label === text, (o) => o.value.toLowerCase() === t, (o) => o.label?.toLowerCase() === t);
-  }
-  for (const tier of tiers) {
-    const hits = options.filter(tier);
-    if (hits.length > 0) return hits;
-  }
-  return [];
-}
-
 const distinctValues = (options: readonly Option[]) => [...new Set(options.map((o) => o.value))];
 
 /** The pipeline ids a stage field's options name, in their order. */
@@ -60,7 +42,7 @@ function pipelineOf(d: FieldDefinition, fields: Readonly<Record<string, unknown>
   const own = Object.hasOwn(definitions, d.pipelineField!) && definitions[d.pipelineField!]!.type === 'enumeration' ? definitions[d.pipelineField!] : undefined;
   // Without a definition of the pipeline field, its ids are those the stages name.
   const pipelines: Option[] = own ? optionsOf(own) : pipelineIds(d).map((value) => ({ value }));
-  const hits = typeof text === 'string' ? distinctValues(matchTiers(pipelines, text, normalize)) : [];
+  const hits = typeof text === 'string' ? distinctValues(matchingOptions(pipelines, text, normalize)) : [];
   if (hits.length !== 1) return { given: true, unknown: typeof text === 'string' ? text : JSON.stringify(raw), reported: own !== undefined };
   const label = pipelines.find((p) => p.value === hits[0])?.label;
   return { given: true, id: hits[0]!, ...(label !== undefined ? { label } : {}) };
@@ -100,14 +82,14 @@ export function checkStage(
   }
   if (pipeline.given) {
     const stages = options.filter((o) => o.pipeline === pipeline.id);
-    const hit = distinctValues(matchTiers(stages, text, normalize));
+    const hit = distinctValues(matchingOptions(stages, text, normalize));
     if (hit.length === 1) return { ok: true, value: hit[0]! };
     if (hit.length > 1) return { ok: false, reason: `${JSON.stringify(text)} names ${hit.length} stages of pipeline ${named(pipeline.id, pipeline.label)}: ${hit.map((v) => JSON.stringify(v)).join(', ')}; send the stage's id` };
-    const elsewhere = [...new Set(matchTiers(options, text, normalize).map((o) => o.pipeline).filter((p): p is string => p !== undefined))];
+    const elsewhere = [...new Set(matchingOptions(options, text, normalize).map((o) => o.pipeline).filter((p): p is string => p !== undefined))];
     const where = elsewhere.length > 0 ? ` (it is a stage of ${elsewhere.map((id) => named(id, labelOf(id))).join(', ')})` : '';
     return { ok: false, reason: `${JSON.stringify(text)} is not a stage of pipeline ${named(pipeline.id, pipeline.label)}${where}; its stages: ${stageList(stages)}` };
   }
-  const hits = matchTiers(options, text, normalize);
+  const hits = matchingOptions(options, text, normalize);
   const values = distinctValues(hits);
   if (values.length === 0) return undefined;
   if (values.length === 1) return { ok: true, value: values[0]! };

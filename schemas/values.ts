@@ -30,7 +30,7 @@
  * What cannot be made valid is an issue naming the field, the reason and, for an enumeration, the
  * allowed values (the first 20, and how many more).
  */
-import { optionValues, type FieldDefinition, type FieldOption } from './field-definitions.js';
+import { matchingOptions, optionValues, type FieldDefinition, type FieldOption } from './field-definitions.js';
 import type { ValidationIssue } from './issues.js';
 import { checkStage } from './pipeline-stages.js';
 
@@ -258,28 +258,16 @@ export type OptionMatch =
   | { kind: 'ambiguous'; candidates: FieldOption[] }
   | { kind: 'none' };
 
-const fold = (s: string) => s.trim().toLowerCase();
-
 /**
- * The option `text` names. Without `normalize` only its exact value; normalizing, the text
- * trimmed and tried in this order, the first level that matches deciding: exact value, exact
- * label, value ignoring case, label ignoring case. Several options at that level (two labels
- * alike, values differing only in case) are `ambiguous`: no guess is made between them.
+ * The option `text` names (`matchingOptions`' order: exact value; normalizing, exact label, then
+ * value and label ignoring case). Several options at the level that matches (two labels alike,
+ * values differing only in case) are `ambiguous`: no guess is made between them.
  */
 export function matchOption(options: FieldDefinition['options'], text: string, normalize: boolean): OptionMatch {
   const all: FieldOption[] = (options ?? []).map((o) => (typeof o === 'string' ? { value: o } : o));
-  const t = normalize ? text.trim() : text;
-  const levels: ((o: FieldOption) => boolean)[] = [
-    (o) => o.value === t,
-    (o) => o.label === t,
-    (o) => fold(o.value) === fold(t),
-    (o) => o.label !== undefined && fold(o.label) === fold(t),
-  ];
-  for (const level of normalize ? levels : levels.slice(0, 1)) {
-    const hits = all.filter(level).filter((o, i, found) => found.findIndex((p) => p.value === o.value) === i);
-    if (hits.length === 1) return { kind: 'found', value: hits[0]!.value };
-    if (hits.length > 1) return { kind: 'ambiguous', candidates: hits };
-  }
+  const hits = matchingOptions(all, text, normalize).filter((o, i, found) => found.findIndex((p) => p.value === o.value) === i);
+  if (hits.length === 1) return { kind: 'found', value: hits[0]!.value };
+  if (hits.length > 1) return { kind: 'ambiguous', candidates: hits };
   return { kind: 'none' };
 }
 

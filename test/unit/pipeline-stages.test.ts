@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { fieldDefinitionsFileSchema, type FieldDefinition } from '../../schemas/field-definitions.js';
-import { checkStage, isPipelineStageField, matchTiers } from '../../schemas/pipeline-stages.js';
+import { checkStage, isPipelineStageField } from '../../schemas/pipeline-stages.js';
+import { matchingOptions } from '../../schemas/field-definitions.js';
 import { checkValues } from '../../schemas/values.js';
 
 const stage = (value: string, label: string, pipeline: string) => ({ value, label, pipeline });
@@ -102,10 +103,10 @@ describe('pipeline stages: a stage resolved within the action\'s pipeline', () =
 
   it('matches as the enumeration matcher does: exact value, exact label, then either ignoring case', () => {
     const options = [{ value: 'won', label: 'Lost' }, { value: 'lost', label: 'won' }, { value: 'Draft', label: 'x' }];
-    expect(matchTiers(options, 'won', true).map((o) => o.value)).toEqual(['won']);
-    expect(matchTiers(options, 'Lost', true).map((o) => o.value)).toEqual(['won']);
-    expect(matchTiers(options, 'draft', true).map((o) => o.value)).toEqual(['Draft']);
-    expect(matchTiers(options, 'WON', true).map((o) => o.value)).toEqual(['won']);
-    expect(matchTiers(options, 'Lost', false)).toEqual([]);
+    expect(matchingOptions(options, 'won', true).map((o) => o.value)).toEqual(['won']);
+    expect(matchingOptions(options, 'Lost', true).map((o) => o.value)).toEqual(['won']);
+    expect(matchingOptions(options, 'draft', true).map((o) => o.value)).toEqual(['Draft']);
+    expect(matchingOptions(options, 'WON', true).map((o) => o.value)).toEqual(['won']);
+    expect(matchingOptions(options, 'Lost', false)).toEqual([]);
   });
 });
