@@ -30,7 +30,7 @@
  * What cannot be made valid is an issue naming the field, the reason and, for an enumeration, the
  * allowed values (the first 20, and how many more).
  */
-import { matchingOptions, optionValues, type FieldDefinition, type FieldOption } from './field-definitions.js';
+import { matchingOptions, visibleOptionValues, type FieldDefinition, type FieldOption } from './field-definitions.js';
 import type { ValidationIssue } from './issues.js';
 import { checkStage } from './pipeline-stages.js';
 
@@ -276,7 +276,8 @@ const candidateList = (candidates: readonly FieldOption[]) =>
 
 function asEnumeration(d: FieldDefinition, v: unknown, normalize: boolean): Result {
   const restricted = d.restricted !== false;
-  const allowed = () => `; allowed: ${allowedList(optionValues(d))}`;
+  // Hidden options are accepted but not suggested: the CRM's own forms no longer offer them.
+  const allowed = () => `; allowed: ${allowedList(visibleOptionValues(d))}`;
   const one = (item: unknown): Result => {
     const text = normalize ? (typeof item === 'number' ? String(item) : typeof item === 'string' ? item.trim() : item) : item;
     if (typeof text !== 'string') return no(`must be one of the allowed values (got ${kind(item)})${allowed()}`);

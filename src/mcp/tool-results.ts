@@ -8,7 +8,7 @@
  * when the parent record is what another call is writing, to call again.
  */
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import { optionValues, type FieldDefinition } from '../../schemas/field-definitions.js';
+import { visibleOptionValues, type FieldDefinition } from '../../schemas/field-definitions.js';
 import { PARENT_IN_FLIGHT } from '../engine/parent-held.js';
 import { redact, type SerializedError, type ValidationIssue } from '../errors.js';
 import type { Outcome } from '../outcome.js';
@@ -52,7 +52,7 @@ export function problemsOf(issues: readonly ValidationIssue[], definitions?: Rea
   return issues.map((issue) => {
     const field = issue.path.startsWith('fields.') ? issue.path.slice('fields.'.length) : issue.path || '(arguments)';
     const d = issue.path.startsWith('fields.') && definitions && Object.hasOwn(definitions, field) ? definitions[field] : undefined;
-    const allowed = d?.type === 'enumeration' && !d.readOnly ? optionValues(d).slice(0, SHOWN_ALLOWED) : [];
+    const allowed = d?.type === 'enumeration' && !d.readOnly ? visibleOptionValues(d).slice(0, SHOWN_ALLOWED) : [];
     return { path: issue.path, field, reason: redact(issue.message), ...(allowed.length > 0 ? { allowed } : {}) };
   });
 }

@@ -68,12 +68,13 @@ describe('rejectedResult', () => {
     expect(callResultSchema.parse(r.structuredContent)).toEqual(r.structuredContent);
   });
 
-  it('gives a field with an enumeration definition its allowed values, the first 20', () => {
-    const options = Array.from({ length: 25 }, (_, i) => ({ value: `v${i}`, label: `Value ${i}` }));
+  it('gives a field with an enumeration definition its allowed values, the first 20 not hidden', () => {
+    // A hidden option (still accepted by the CRM) is not suggested to the agent.
+    const options = [{ value: 'old', label: 'Old', hidden: true }, ...Array.from({ length: 25 }, (_, i) => ({ value: `v${i}`, label: `Value ${i}` }))];
     const definitions = { stage: { type: 'enumeration' as const, options }, locked: { type: 'enumeration' as const, options: ['a'], readOnly: true }, name: { type: 'string' as const } };
     const r = rejectedResult([{ path: 'fields.stage', message: 'bad' }, { path: 'fields.locked', message: 'is read-only' }, { path: 'fields.name', message: 'too long' }, { path: '', message: 'empty' }], 'v1:u:k', definitions);
     expect((r.structuredContent as { problems: unknown[] }).problems).toEqual([
-      { path: 'fields.stage', field: 'stage', reason: 'bad', allowed: options.slice(0, 20).map((o) => o.value) },
+      { path: 'fields.stage', field: 'stage', reason: 'bad', allowed: options.slice(1, 21).map((o) => o.value) },
       { path: 'fields.locked', field: 'locked', reason: 'is read-only' },
       { path: 'fields.name', field: 'name', reason: 'too long' },
       { path: '', field: '(arguments)', reason: 'empty' },

@@ -60,6 +60,13 @@ describe('checkValues: what a model sends, against the CRM\'s definitions', () =
     expect(refused('lifecyclestage', 42, false)).toContain('got a number');
   });
 
+  it('takes a hidden option (value or label) and leaves hidden options out of the allowed list it suggests', () => {
+    const tier: FieldDefinition = { type: 'enumeration', options: [{ value: 'gold', label: 'Gold' }, { value: 'legacy', label: 'Legacy', hidden: true }] };
+    expect(checkValues({ tier: 'legacy' }, { tier }).fields).toEqual({ tier: 'legacy' });
+    expect(checkValues({ tier: 'Legacy' }, { tier }).fields).toEqual({ tier: 'legacy' });
+    expect(checkValues({ tier: 'bronze' }, { tier }).issues).toEqual([{ path: 'fields.tier', message: '"bronze" is not an allowed value; allowed: "gold"' }]);
+  });
+
   it('takes any value of an unrestricted picklist, still matching the known ones', () => {
     expect(accepted('Industry', 'Aerospace')).toBe('Aerospace');
     expect(accepted('Industry', ' technology')).toBe('Technology');
