@@ -23,7 +23,9 @@ async function pass(n: number, durable: boolean | undefined, prefix: string): Pr
   const fake = fakeHubSpot({ token: TOKEN });
   const { url, close } = await fake.open('loopback');
   const ledger = openLedger(REDIS_URL, { keyPrefix: prefix, ...(durable === undefined ? {} : { durable }) });
-  const sync = createSync({ adapter: hubspotAdapter({ accessToken: TOKEN, basePath: url, objects: hubspotObjects, rateBudget: unlimitedRateBudget }), ledger });
+  // These actions have no occurredAt, so `auto` looks them up on any new ledger, durable or not:
+  // the durable pass says `after-failure`, the cost of a durable ledger once it is older than its events.
+  const sync = createSync({ adapter: hubspotAdapter({ accessToken: TOKEN, basePath: url, objects: hubspotObjects, rateBudget: unlimitedRateBudget }), ledger, ...(durable ? { verifyCreates: 'after-failure' as const } : {}) });
   const actions = Array.from({ length: n }, (_, i) => [contactAction('hubspot', i), activityAction('hubspot', i)]).flat();
   const started = performance.now();
   for (let i = 0; i < actions.length; i += 500) await sync.applyMany(actions.slice(i, i + 500));

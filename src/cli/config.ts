@@ -5,6 +5,7 @@
  */
 import { loadFieldDefinitions } from '../field-definitions.js';
 import { readFile } from 'node:fs/promises';
+import { dirname, isAbsolute, join } from 'node:path';
 import { composeConfigSchema, type CoreConfig } from '../../schemas/config.js';
 import { formatZodIssues } from '../../schemas/parse.js';
 import type { CrmAdapter } from '../adapter.js';
@@ -62,8 +63,16 @@ export async function loadConfig(path: string): Promise<Config> {
   } catch (err) {
     throw new UsageError(`config file ${path} is not valid JSON: ${(err as Error).message}`);
   }
-  return parseConfig(raw, `config file ${path}`);
+  const config = parseConfig(raw, `config file ${path}`);
+  configDirs.set(config, dirname(path));
+  return config;
 }
+
+/** The directory of the file each loaded config came from: its default ledger lives there. */
+const configDirs = new WeakMap<object, string>();
+
+/** The ledger file a config without `ledger` uses. */
+export const DEFAULT_LEDGER_FILE = '.crm-upsert/ledger.db';
 
 /**
  * The adapter the config describes, with tokens from `env`. The vendor SDK is imported here,
@@ -95,9 +104,20 @@ function buildVendorAdapter(config: Config, env: NodeJS.ProcessEnv, rateBudget?:
   return vendorOf(config.crm).buildAdapter(sectionOf(config), env, { ...(rateBudget ? { rateBudget } : {}), ...(fieldDefinitions ? { fieldDefinitions } : {}) });
 }
 
-/** The ledger URL in effect: --ledger wins over the config. */
+/**
+ * The ledger URL in effect: --ledger wins over the config. Without either, a SQLite file next to
+ * the config file (`.crm-upsert/ledger.db` in its directory). A relative `sqlite:` path in the
+ * config file is relative to that file too, wherever the command runs from: a run from another
+ * directory must find the ledger the earlier runs wrote. A `--ledger` path is the caller's own,
+ * relative to the working directory.
+ */
 export function ledgerUrl(config: Pick<Config, 'ledger'> | undefined, flag: string | undefined): string {
-  return flag ?? config?.ledger ?? 'sqlite:.crm-upsert/ledger.db';
+  if (flag !== undefined) return flag;
+  const dir = (config && configDirs.get(config)) ?? '.';
+  const url = config?.ledger ?? `sqlite:${DEFAULT_LEDGER_FILE}`;
+  const path = /^sqlite:/i.test(url) ? url.slice('sqlite:'.length).replace(/^\/\/(?=\/)/, '') : undefined;
+  if (path === undefined || path === '' || path === ':memory:' || isAbsolute(path)) return url;
+  return `sqlite:${join(dir, path)}`;
 }
 
 /** The CLI's claim lease: short, so lines in progress in a killed run are retried a minute later. */

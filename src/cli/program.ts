@@ -60,7 +60,7 @@ export function buildProgram(setExit: (code: number) => void): Command {
     .addHelpText('after', `\n${EXIT_CODES_HELP}\n`);
 
   const configOption = () => new Option('--config <path>', 'config file').default(DEFAULT_CONFIG_PATH);
-  const ledgerOption = () => new Option('--ledger <url>', 'ledger URL (memory:, sqlite:PATH, postgres://, redis://); default: the config\'s ledger, else sqlite:.crm-upsert/ledger.db');
+  const ledgerOption = () => new Option('--ledger <url>', 'ledger URL (memory:, sqlite:PATH, postgres://, redis://); default: the config\'s ledger, else .crm-upsert/ledger.db next to the config file');
 
   program
     .command('demo')

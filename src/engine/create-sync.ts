@@ -95,7 +95,9 @@ export interface SyncOptions {
    * When to look activity keys up in the CRM before creating them (CRMs without a native upsert
    * on the key, such as HubSpot notes). `after-failure`: after an ambiguous failure or a takeover.
    * `always`: before every create. `auto` (default): `always` on a ledger that does not report
-   * itself durable (memory; Redis without AOF or with eviction), `after-failure` otherwise.
+   * itself durable (memory; Redis without AOF or with eviction); otherwise `after-failure`, and
+   * also before creating an activity whose event has no `occurredAt` or is older than the ledger
+   * (its `bornAt`) plus BIRTH_MARGIN_MS: a new or moved ledger cannot vouch for those.
    */
   verifyCreates?: 'auto' | 'always' | 'after-failure';
   /** How long a confirmed dedupe-window slot is kept, so a late identical create is still caught, ms. Default 7 days (at least the window). */
@@ -167,6 +169,21 @@ const DEFAULT_LEASE_MS = 5 * 60_000;
 const DEFAULT_QUOTA_PAUSE_MS = 15 * 60_000;
 const DEFAULT_WINDOW_MS = 10 * 60_000;
 const DEFAULT_WINDOW_RETENTION_MS = 7 * 24 * 3_600_000;
+/**
+ * `verifyCreates: 'auto'` also looks up creates of events up to this long after the ledger's
+ * birth: an event's time comes from its source's clock, the birth from the ledger's.
+ */
+export const BIRTH_MARGIN_MS = 5 * 60_000;
+
+/** The event time before which `auto` looks creates up: the ledger's birth plus the margin; every create when it cannot say. */
+async function birthLine(ledger: LedgerBackend): Promise<number> {
+  try {
+    const born = await ledger.bornAt?.();
+    return typeof born === 'number' && Number.isFinite(born) ? born + BIRTH_MARGIN_MS : Infinity;
+  } catch {
+    return Infinity;
+  }
+}
 
 const realSleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
@@ -178,6 +195,7 @@ export function engineContext(options: SyncOptions, telemetry: SyncTelemetry = s
   const retentionMs = options.retentionMs ?? null;
   const verify = options.verifyCreates ?? 'auto';
   let verifyAll: Promise<boolean> | undefined;
+  let verifyBefore: Promise<number> | undefined;
   return {
     adapter, ledger, now, leaseMs, windowMs, retentionMs,
     clock: ledgerClock(ledger, { now }),
@@ -197,6 +215,7 @@ export function engineContext(options: SyncOptions, telemetry: SyncTelemetry = s
     parents: parentMemo({ now }),
     verifiesEveryCreate: () =>
       (verifyAll ??= verify !== 'auto' ? Promise.resolve(verify === 'always') : Promise.resolve(ledger.isDurable?.() ?? false).then((d) => !d, () => true)),
+    verifiesBefore: () => (verifyBefore ??= verify !== 'auto' ? Promise.resolve(-Infinity) : birthLine(ledger)),
   };
 }
 
@@ -219,7 +238,8 @@ async function runCall(ctx: EngineContext, leaders: readonly Planned[], options:
   const keeper = leaseKeeper({ ledger: ctx.ledger, leaseMs: ctx.leaseMs, clock: ctx.clock });
   try {
     const writesCreates = leaders.some((i) => i.op === 'create');
-    const call: Call = { keeper, verifyAll: writesCreates && (await ctx.verifiesEveryCreate()) };
+    const verifyAll = writesCreates && (await ctx.verifiesEveryCreate());
+    const call: Call = { keeper, verifyAll, verifyBefore: writesCreates && !verifyAll ? await ctx.verifiesBefore() : -Infinity };
     const claimed = await claimStage(ctx, call, leaders, options.lookedUp);
     const windowed = await windowStage(ctx, call, claimed.held);
     const same = unchangedStage(windowed.pass);

@@ -105,12 +105,20 @@ export interface EngineContext {
   readonly parents: ParentMemo;
   /** Whether every create must be looked up first (`verifyCreates`), decided once. */
   verifiesEveryCreate(): Promise<boolean>;
+  /**
+   * `verifyCreates: 'auto'`: creates of events before this time (epoch ms), or without an event
+   * time, are looked up first, as the ledger cannot remember them (its birth plus a margin for
+   * clock skew); -Infinity when no event time calls for a lookup. Decided once.
+   */
+  verifiesBefore(): Promise<number>;
 }
 
 /** One `applyMany` call: the keeper of every claim it holds, and what it decided about lookups. */
 export interface Call {
   readonly keeper: LeaseKeeper;
   readonly verifyAll: boolean;
+  /** Creates of events before this (epoch ms) or without an event time are looked up first (`verifiesBefore`); absent: none. */
+  readonly verifyBefore?: number;
 }
 
 export const WRITTEN: ReadonlySet<OutcomeStatus> = new Set<OutcomeStatus>(['created', 'updated', 'unchanged']);

@@ -73,6 +73,12 @@ function possiblyWritten(batch: Batch<Held>, group: Held[], error: CrmError, par
   return (neverSent ? suspicion.inherited : suspicion.suspect).has(group);
 }
 
+/** An event the ledger may not remember: without an event time, or older than its birth (plus the margin). */
+function predatesLedger(item: Held, call: Call): boolean {
+  if (call.verifyBefore === undefined || call.verifyBefore === -Infinity) return false;
+  return item.action.occurredAt === undefined || item.at < call.verifyBefore;
+}
+
 /** A batch's answered groups, sorted by how each item is settled. */
 interface Sorted {
   done: Decided[];
@@ -111,8 +117,8 @@ async function sendBatch(ctx: EngineContext, call: Call, batch: Batch<Held>, wri
   const ledgerStart = ctx.clock.peek();
   const heldAbsentAt = new Map([...seeded.absent].map((key) => [key, ledgerStart - (startedAt - (ctx.parents.absentSince(key) ?? startedAt))]));
   // After a takeover the dead worker's create may have committed, and a ledger that cannot vouch
-  // for its history may have forgotten one: look before creating.
-  const inheritedAtStart = new Set(batch.groups.filter((g) => call.verifyAll || g[0]!.recovered));
+  // for its history (or for events older than itself) may have forgotten one: look before creating.
+  const inheritedAtStart = new Set(batch.groups.filter((g) => call.verifyAll || g[0]!.recovered || (batch.op === 'create' && g.some((item) => predatesLedger(item, call)))));
   const inherited = new Set(inheritedAtStart);
   const suspicion: Suspicion = { suspect: new Set(inherited), inherited, heldAbsent: seeded.absent };
   const sent = await sendGroups(ctx, call, batch, batch.groups, parents, suspicion);

@@ -179,6 +179,10 @@ export function openLedger(url: string, options: OpenLedgerOptions = {}): Ledger
       const backend = await ready();
       return backend.isDurable ? backend.isDurable() : false;
     },
+    bornAt: async () => {
+      const backend = await ready();
+      return backend.bornAt ? backend.bornAt() : null;
+    },
     close: async () => {
       if (closed) return;
       closed = true;

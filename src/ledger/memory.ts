@@ -33,6 +33,7 @@ export function memoryLedger(options: MemoryLedgerOptions = {}): LedgerBackend {
   const entries = new Map<string, LedgerEntry>();
   const marks = new Map<string, string>();
   const windows = new Map<string, StoredSlot>();
+  const born = options.clock ? options.clock() : Date.now();
   /** Above every token of a pruned entry: a key that comes back starts over it. */
   let floor = 0;
 
@@ -163,6 +164,9 @@ export function memoryLedger(options: MemoryLedgerOptions = {}): LedgerBackend {
     ...(options.clock ? { clock: async () => options.clock!() } : {}),
     async isDurable() {
       return false;
+    },
+    async bornAt() {
+      return born;
     },
     async close() {
       entries.clear();

@@ -100,6 +100,8 @@ function migrate(db: Database.Database): void {
     }
     // Tokens of entries pruned before the floor existed are unknown; the highest live one is a safe start.
     db.exec(`INSERT OR IGNORE INTO meta (name, value) SELECT 'token_floor', coalesce(max(token), 0) FROM entries`);
+    // Its birth: a file from before birth times were kept is born at its first open since.
+    db.prepare(`INSERT OR IGNORE INTO meta (name, value) VALUES ('born_at', ?)`).run(Date.now());
     if (v === null) db.prepare('INSERT INTO schema_version (version) VALUES (?)').run(SCHEMA_VERSION);
     else if (v < SCHEMA_VERSION) db.prepare('UPDATE schema_version SET version = ?').run(SCHEMA_VERSION);
   }).immediate();
@@ -230,6 +232,8 @@ export function sqliteLedger(options: SqliteLedgerOptions): LedgerBackend {
       return (d.prepare(sql).all(...params) as StoredRow[]).map(entryFromRow);
     }),
     isDurable: async () => options.path !== ':memory:' && options.path !== '',
+    bornAt: () => read('bornAt', null as number | null, (d) =>
+      d.prepare<[], { value: number }>(`SELECT value FROM meta WHERE name = 'born_at'`).get()?.value ?? null),
     close: async () => {
       if (db?.open) db.close();
     },
@@ -246,7 +250,7 @@ export function sqliteLedger(options: SqliteLedgerOptions): LedgerBackend {
   return writableLedger(db, checkFile, reads);
 }
 
-type Reads = Pick<LedgerBackend, 'get' | 'list' | 'close'> & Required<Pick<LedgerBackend, 'getMany' | 'heldBy' | 'isDurable'>>;
+type Reads = Pick<LedgerBackend, 'get' | 'list' | 'close'> & Required<Pick<LedgerBackend, 'getMany' | 'heldBy' | 'isDurable' | 'bornAt'>>;
 
 function writableLedger(db: Database.Database, checkFile: () => void, reads: Reads): LedgerBackend {
   const q = {

@@ -214,5 +214,16 @@ export interface LedgerBackend extends EntryStore, WindowStore {
    * activity keys up before creating them (`verifyCreates: 'auto'`).
    */
   isDurable?(): Promise<boolean>;
+  /**
+   * When this ledger began remembering, epoch ms (on the ledger's clock where it has one, else
+   * the machine's): written once, set-if-absent, and the same answer for every caller and every
+   * later open. A ledger that kept no record of it (one opened before birth times were kept, or a
+   * Redis whose keys were flushed) records it on its next writable open or ask: that moment counts
+   * as its birth. Nothing that happened before it can be in the ledger, so the engine looks up
+   * creates of older events before sending them (`verifyCreates: 'auto'`). null: a read-only
+   * view of a ledger that has no record of its birth. Optional: a backend without it cannot say
+   * what it remembers, and `auto` looks up every create.
+   */
+  bornAt?(): Promise<number | null>;
   close(): Promise<void>;
 }

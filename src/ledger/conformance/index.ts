@@ -10,6 +10,7 @@
  * always passed explicitly (`now`), never read from a clock.
  */
 import type { LedgerBackend } from '../types.js';
+import { birthSuite } from './birth.js';
 import { claimTableSuite } from './claim-table.js';
 import { deadHoldersSuite } from './dead-holders.js';
 import { entriesSuite } from './entries.js';
@@ -59,5 +60,6 @@ export function ledgerConformance(name: string, factory: () => Promise<LedgerBac
     windowSuite(ctx);
     deadHoldersSuite(ctx);
     storageSuite(ctx);
+    birthSuite(ctx);
   });
 }

@@ -47,6 +47,7 @@ export function storageSuite({ t, ledger, claimOne }: SuiteContext): void {
           expect(await ro.get('k1')).toBeNull();
           expect(await ro.list()).toEqual([]);
           expect(await ro.list({ status: 'completed', after: 'a', limit: 5 })).toEqual([]);
+          expect(await ro.bornAt?.()).toBeNull();
           for (const [what, write] of writes(ro)) {
             const error = await write().then(() => undefined, (err: unknown) => err);
             expect(error, what).toBeInstanceOf(LedgerError);
@@ -64,6 +65,9 @@ export function storageSuite({ t, ledger, claimOne }: SuiteContext): void {
         const ro = await readOnly.openLast();
         try {
           expect(await ro.get('k1')).toEqual(await ledger().get('k1'));
+          // Its birth is stored with it: another open finds the same.
+          const born = await ledger().bornAt!();
+          expect(await ro.bornAt?.()).toBe(born);
           expect((await ro.list({ status: 'completed' })).map((e) => [e.key, e.owner])).toEqual([['k1', 'w1']]);
           await expect(ro.claim([req('k2')], T0 + 2)).rejects.toThrow(LedgerError);
           expect(await ledger().get('k2')).toBeNull();

@@ -227,6 +227,15 @@ export function postgresLedger(options: PostgresLedgerOptions): LedgerBackend {
 
     isDurable: async () => true,
 
+    bornAt: async () => {
+      for (let round = 0; round < 3; round++) {
+        const rows = await read('bornAt', sql.bornAt, []);
+        if (rows[0]) return num(rows[0].value);
+        if (readOnly) return null;
+      }
+      throw new LedgerError('postgres ledger bornAt did not settle after 3 rounds of concurrent changes');
+    },
+
     close: release,
   };
 }

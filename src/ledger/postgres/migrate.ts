@@ -55,6 +55,8 @@ export async function migrate(pool: PgQueryable, options: PostgresTableOptions =
     -- Tokens of entries pruned before the floor existed are unknown; the highest live one is a safe start.
     INSERT INTO ${t.meta} (name, value) SELECT 'token_floor', coalesce(max(token), 0) FROM ${t.entries}
       ON CONFLICT (name) DO NOTHING;
+    INSERT INTO ${t.meta} (name, value) VALUES ('born_at', floor(extract(epoch FROM clock_timestamp()) * 1000)::bigint)
+      ON CONFLICT (name) DO NOTHING;
     INSERT INTO ${t.version} (version) SELECT ${SCHEMA_VERSION} WHERE NOT EXISTS (SELECT 1 FROM ${t.version});
     UPDATE ${t.version} SET version = ${SCHEMA_VERSION} WHERE version < ${SCHEMA_VERSION};
   `);

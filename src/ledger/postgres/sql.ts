@@ -183,5 +183,14 @@ export function statements(t: Tables, readOnly: boolean) {
       )
       SELECT (SELECT count(*) FROM confirmed) + (SELECT count(*) FROM released) AS n`,
     clock: 'SELECT floor(extract(epoch FROM clock_timestamp()) * 1000)::bigint AS now',
+    // Set-if-absent on the server's clock. A birth a concurrent statement committed after this
+    // one's snapshot is not among its rows: the caller runs it again.
+    bornAt: readOnly
+      ? `SELECT value FROM ${t.meta} WHERE name = 'born_at'`
+      : `WITH born AS (
+          INSERT INTO ${t.meta} (name, value) VALUES ('born_at', floor(extract(epoch FROM clock_timestamp()) * 1000)::bigint)
+          ON CONFLICT (name) DO NOTHING RETURNING value
+        )
+        SELECT value FROM born UNION ALL SELECT value FROM ${t.meta} WHERE name = 'born_at'`,
   };
 }

@@ -55,6 +55,14 @@ export function redisLedger(options: RedisLedgerOptions): LedgerBackend {
     return (await call(what, name, String(now), JSON.stringify(items), ...extra)) as Reply[];
   };
   const flags = (reply: Reply[]) => reply.map((v) => v === 1);
+  const clock = async (): Promise<number> => {
+    try {
+      const [seconds, micros] = await client.time();
+      return Number(seconds) * 1000 + Math.floor(Number(micros) / 1000);
+    } catch (err) {
+      throw ledgerFailure('redis', 'clock', err);
+    }
+  };
 
   return {
     name: 'redis',
@@ -167,16 +175,21 @@ export function redisLedger(options: RedisLedgerOptions): LedgerBackend {
       }
     },
 
-    clock: async () => {
-      try {
-        const [seconds, micros] = await client.time();
-        return Number(seconds) * 1000 + Math.floor(Number(micros) / 1000);
-      } catch (err) {
-        throw ledgerFailure('redis', 'clock', err);
-      }
-    },
+    clock,
 
     isDurable: durabilityProbe(client, options.durable),
+
+    bornAt: async () => {
+      if (readOnly) {
+        try {
+          const born = await client.get(`${prefix}born`);
+          return born === null ? null : Number(born);
+        } catch (err) {
+          throw ledgerFailure('redis', 'bornAt', err);
+        }
+      }
+      return Number(await call('bornAt', 'crmUpsertLedgerBornAt', String(await clock())));
+    },
 
     close: release,
   };

@@ -265,6 +265,12 @@ local floorKey = P .. 'floor'
 if top > (tonumber(redis.call('GET', floorKey)) or 0) then redis.call('SET', floorKey, string.format('%.0f', top)) end
 return {keys[#keys] or false, n}`;
 
+/** The ledger's birth: sets ARGV[2] (Redis TIME, read by the caller) if absent; returns the stored value. */
+const BORN_AT = `
+local born = ARGV[1] .. 'born'
+redis.call('SET', born, ARGV[2], 'NX')
+return redis.call('GET', born)`;
+
 export const SCRIPTS = {
   crmUpsertLedgerClaim: CLAIM,
   crmUpsertLedgerComplete: COMPLETE,
@@ -277,5 +283,6 @@ export const SCRIPTS = {
   crmUpsertLedgerHeldBy: HELD_BY,
   crmUpsertLedgerList: LIST,
   crmUpsertLedgerPrune: PRUNE,
+  crmUpsertLedgerBornAt: BORN_AT,
 } as const;
 export type ScriptName = keyof typeof SCRIPTS;

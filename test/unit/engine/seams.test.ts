@@ -432,11 +432,32 @@ describe('possibly written means written until proven otherwise', () => {
 
   it('creates without a lookup on a durable ledger unless a failure or takeover calls for one', async () => {
     const { crm, clock } = await seeded();
-    const durable: LedgerBackend = { ...memoryLedger(), isDurable: async () => true };
-    const note = { source: 'zendesk', eventId: 'evt-8', op: 'create', object: 'note', target: { object: 'contact', externalId: 'zd-1' }, fields: { body: 'x' } };
+    const durable: LedgerBackend = { ...memoryLedger(), isDurable: async () => true, bornAt: async () => Date.parse('2026-01-01T00:00:00Z') };
+    const note = { source: 'zendesk', eventId: 'evt-8', occurredAt: '2026-06-01T00:00:00Z', op: 'create', object: 'note', target: { object: 'contact', externalId: 'zd-1' }, fields: { body: 'x' } };
     expect((await worker({ crm, ledger: durable, clock }).apply(note)).status).toBe('created');
     expect((await worker({ crm, ledger: durable, clock, verifyCreates: 'always' }).apply({ ...note, eventId: 'evt-9' })).status).toBe('created');
     expect(crm.calls.find).toBe(1);
+  });
+
+  it('looks up a create on a durable ledger when its event is older than the ledger, or has no time', async () => {
+    const { crm, clock } = await seeded();
+    const durable: LedgerBackend = { ...memoryLedger(), isDurable: async () => true, bornAt: async () => Date.parse('2026-06-01T00:00:00Z') };
+    const note = { source: 'zendesk', eventId: 'evt-8', op: 'create', object: 'note', target: { object: 'contact', externalId: 'zd-1' }, fields: { body: 'x' } };
+    const sync = worker({ crm, ledger: durable, clock });
+    expect((await sync.apply({ ...note, occurredAt: '2026-05-31T00:00:00Z' })).status).toBe('created');
+    expect(crm.calls.find).toBe(1);
+    // Within the margin after the birth: its source's clock may run ahead of the ledger's.
+    expect((await sync.apply({ ...note, eventId: 'evt-9', occurredAt: '2026-06-01T00:04:00Z' })).status).toBe('created');
+    expect(crm.calls.find).toBe(2);
+    expect((await sync.apply({ ...note, eventId: 'evt-10' })).status).toBe('created');
+    expect(crm.calls.find).toBe(3);
+    expect((await sync.apply({ ...note, eventId: 'evt-11', occurredAt: '2026-06-01T00:06:00Z' })).status).toBe('created');
+    expect(crm.calls.find).toBe(3);
+    // A ledger that cannot say when it was born vouches for no event.
+    const ageless: LedgerBackend = { ...memoryLedger(), isDurable: async () => true, bornAt: async () => null };
+    expect((await worker({ crm, ledger: ageless, clock }).apply({ ...note, eventId: 'evt-12', occurredAt: '2026-06-01T00:06:00Z' })).status).toBe('created');
+    expect(crm.calls.find).toBe(4);
+    expect(crm.activities('note')).toHaveLength(5);
   });
 
   it('gives back claims refused for bad credentials instead of recording them failed', async () => {

@@ -47,6 +47,24 @@ describe('openLedger', () => {
     }
   });
 
+  it('passes bornAt through: a sqlite file keeps its birth across opens, and a read-only open of none answers null', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'crm-upsert-open-'));
+    try {
+      const url = `sqlite:${join(dir, 'ledger.db')}`;
+      expect(await openLedger(url, { createSchema: false }).bornAt!()).toBeNull();
+      const before = Date.now();
+      const first = openLedger(url);
+      const born = await first.bornAt!();
+      await first.close();
+      expect(born).toBeGreaterThanOrEqual(before);
+      const again = openLedger(url);
+      expect(await again.bornAt!()).toBe(born);
+      await again.close();
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it('opens an in-memory sqlite ledger', async () => {
     const ledger = openLedger('sqlite::memory:');
     expect((await ledger.claim([{ key: 'k', fingerprint: 'f', leaseMs: 1000 }], T0))[0]!.outcome).toBe('claimed');

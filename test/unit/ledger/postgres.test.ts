@@ -55,6 +55,23 @@ describe.skipIf(!url)('postgresLedger', () => {
     expect(again).toMatchObject({ outcome: 'claimed', token: 8 });
   });
 
+  it('records the birth of tables from before birth times at the first ask, on its own clock, and keeps it', async () => {
+    const tablePrefix = `${runId()}_`;
+    prefixes.push(tablePrefix);
+    await versionOneLedger(tablePrefix);
+    expect(await postgresLedger({ pool: pool!, tablePrefix, createSchema: false }).bornAt!()).toBeNull();
+    const ledger = postgresLedger({ pool: pool!, tablePrefix });
+    await ledger.get('done');
+    // Tables of the current version without a birth row (created before birth times were kept).
+    await pool!.query(`DELETE FROM "${tablePrefix}meta" WHERE name = 'born_at'`);
+    const asked = await ledger.clock!();
+    const born = await Promise.all(Array.from({ length: 6 }, () => postgresLedger({ pool: pool!, tablePrefix }).bornAt!()));
+    expect(new Set(born).size).toBe(1);
+    expect(born[0]).toBeGreaterThanOrEqual(asked);
+    expect(born[0]! - asked).toBeLessThan(5000);
+    expect(await postgresLedger({ pool: pool!, tablePrefix, createSchema: false }).bornAt!()).toBe(born[0]);
+  });
+
   it('reads its clock without creating its tables', async () => {
     const tablePrefix = `${runId()}_`;
     prefixes.push(tablePrefix);

@@ -91,11 +91,18 @@ describe('sqliteLedger', () => {
     const before = allRows(path);
     const readOnly = sqliteLedger({ path, createSchema: false });
     expect(await readOnly.get('broke')).toMatchObject({ status: 'failed', error: 'boom', token: 12, owner: null });
+    // A ledger from before birth times were kept: none yet, and a read-only open records none.
+    expect(await readOnly.bornAt!()).toBeNull();
     await readOnly.close();
 
+    const opening = Date.now();
     const ledger = sqliteLedger({ path });
     try {
-      expect(allRows(path)).toEqual(before);
+      // Every row kept; its first writable open since counts as its birth.
+      const born = await ledger.bornAt!();
+      expect(born).toBeGreaterThanOrEqual(opening);
+      expect(born).toBeLessThanOrEqual(Date.now());
+      expect(allRows(path)).toEqual({ ...before, meta: [{ name: 'born_at', value: born }, ...before.meta!] });
       const [done, broke, added] = await ledger.claim([
         req('done', { markId: 'm1:contact' }), req('broke', { fingerprint: 'g', retryFailed: true }), req('added', { markId: 'm1:deal' }),
       ], T0 + 10);
