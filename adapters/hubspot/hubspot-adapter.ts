@@ -241,24 +241,33 @@ export function hubspotAdapter(options: HubSpotAdapterOptions): CrmAdapter {
         }
         return { send: { key: w.key, input: createInput(c, w, associations) } };
       };
-      const results = await writeInOrder(writes, prepare, async (items) => {
-        const inputs = items.map((item) => item.input);
-        const sent = inputs.map((input) => Object.keys(input.properties));
-        const res = await write(() => batchApi.create(c.objectType, { inputs: traced(inputs) }, readableResponses), sent, context);
-        return mapBatch(res, items.map((item) => item.key), c.keyProperty, () => true);
-      });
       // A parent's id known from before (the batch memo) that HubSpot says is gone (deleted or
       // merged away since) is dropped: the engine sends those inputs again (after its lookup, when
-      // one is due), and the parent is read again by its external id.
-      writes.forEach((w, i) => {
-        const r = results[i]!;
-        if (r.ok) return;
-        const gone = goneIdsOf(r.error);
+      // one is due; a whole-batch refusal is split first), and the parent is read again by its external id.
+      const dropGone = (w: ActivityWrite, error: unknown) => {
+        const gone = goneIdsOf(error);
+        if (gone.size === 0) return;
         for (const ref of refsOf(w)) {
           const key = parentMemoKey(ref.object, ref.externalId);
           const id = ids.get(key);
           if (id !== undefined && gone.has(id)) context?.memo.delete(key);
         }
+      };
+      let results: WriteResult[];
+      try {
+        results = await writeInOrder(writes, prepare, async (items) => {
+          const inputs = items.map((item) => item.input);
+          const sent = inputs.map((input) => Object.keys(input.properties));
+          const res = await write(() => batchApi.create(c.objectType, { inputs: traced(inputs) }, readableResponses), sent, context);
+          return mapBatch(res, items.map((item) => item.key), c.keyProperty, () => true);
+        });
+      } catch (err) {
+        for (const w of writes) dropGone(w, err);
+        throw err;
+      }
+      writes.forEach((w, i) => {
+        const r = results[i]!;
+        if (!r.ok) dropGone(w, r.error);
       });
       return results;
     },

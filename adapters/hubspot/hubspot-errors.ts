@@ -400,7 +400,13 @@ function fromApiException(err: ApiExceptionLike, context: HubSpotClassifyContext
  */
 export function classifyHubSpotError(err: unknown, context: HubSpotClassifyContext = {}): CrmError {
   if (err instanceof CrmError) return err;
-  if (isApiException(err)) return fromApiException(err, context);
+  if (isApiException(err)) {
+    const error = fromApiException(err, context);
+    // A whole-request refusal can name gone ids too (a 400 "One or more associations are invalid").
+    const gone = error.kind === CrmErrorKind.permanent ? goneIds(bodyOf(err.body)) : new Set<string>();
+    if (gone.size > 0) goneOf.set(error, gone);
+    return error;
+  }
   if (err instanceof CrmSyncError) return new CrmError(err.message.replace(/^\[crm-upsert\]\s*/, ''), { vendor: VENDOR, kind: CrmErrorKind.permanent, cause: err });
   const e = err instanceof Error ? (err as Error & { code?: unknown; type?: unknown; errno?: unknown }) : undefined;
   const message = e?.message ?? String(err);

@@ -188,19 +188,23 @@ export async function writeLinks(
     return [...pending.values()];
   };
   const failed = await sendEdges(io, plan(linked), progress, context);
-  // Ids from the memo HubSpot says are gone: read those records again and send their edges once more.
-  const stale = new Set(failed.flatMap(([, error, edge]) => (goneIdsOf(error).has(edge.toId) ? [...edge.refs] : [])));
-  for (const [i, error, edge] of failed) if (![...edge.refs].some((ref) => stale.has(ref))) fail(i, error);
-  if (stale.size > 0) {
+  // Ids from the memo HubSpot says are gone: read those records again and send once more the
+  // edges of the writes refused over them (with their neighbours', when HubSpot refused the call whole).
+  const overGone = failed.filter(([, error]) => goneIdsOf(error).size > 0);
+  const stale = new Set(overGone.flatMap(([, error, edge]) => (goneIdsOf(error).has(edge.toId) ? [...edge.refs] : [])));
+  const again = new Set(stale.size > 0 ? overGone.map(([i]) => i) : []);
+  for (const [i, error] of failed) if (!again.has(i)) fail(i, error);
+  if (again.size > 0) {
+    // Planned anew below (edges confirmed meanwhile are skipped).
+    for (const i of again) failures.delete(i);
     for (const ref of stale) {
       context?.memo.delete(ref);
       known.delete(ref);
     }
     const isStale = (l: LinkRef) => stale.has(parentMemoKey(l.object, l.externalId));
-    const again = linked.filter((i) => writes[i]!.links!.some(isStale));
-    const fresh = await io.resolve(again.flatMap((i) => writes[i]!.links!).filter(isStale), context);
+    const fresh = await io.resolve([...again].flatMap((i) => writes[i]!.links!).filter(isStale), context);
     known = new Map([...known, ...fresh]);
-    for (const [i, error] of await sendEdges(io, plan(again, isStale), progress, context)) fail(i, error);
+    for (const [i, error] of await sendEdges(io, plan([...again]), progress, context)) fail(i, error);
   }
   return results.map((r, i) => (failures.has(i) ? { ok: false, error: worst(failures.get(i)!) } : r));
 }

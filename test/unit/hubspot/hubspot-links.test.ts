@@ -11,6 +11,7 @@ import { parentMemoKey, type ActivityWrite, type BatchContext, type RecordWrite 
 import { CrmError } from '../../../src/errors.js';
 import { unlimitedRateBudget } from '../../../src/rate-budget.js';
 import { fakeHubSpot, type FakeHubSpot, type FakeHubSpotOptions } from '../../../adapters/testing/index.js';
+import { errorBody } from '../../../adapters/hubspot/hubspot-fake-crm.js';
 
 const TOKEN = 'pat-na1-unit-links-7c2e';
 const objects: HubSpotAdapterOptions['objects'] = {
@@ -102,6 +103,32 @@ describe('hubspotAdapter links', () => {
     expect(ctx.memo.get(parentMemoKey('company', 'acme'))).toBe(successor);
     expect(fake.count('associations')).toBe(2);
     expect(fake.count('companies/batch/read')).toBe(1);
+  });
+
+  it('sends the association call again when HubSpot refuses it whole over a gone id: the neighbour is linked too', async () => {
+    const { adapter } = await setup();
+    const [old, beta] = companies('acme', 'beta');
+    const ctx = context();
+    ctx.memo.set(parentMemoKey('company', 'acme'), old!);
+    ctx.memo.set(parentMemoKey('company', 'beta'), beta!);
+    expect(fake.delete('companies', old!)).toBe(true);
+    const [successor] = companies('acme');
+    // HubSpot's whole-request answer for an association to a record that does not exist (hubspot-api-nodejs#646).
+    const handle = fake.state.handle.bind(fake.state);
+    let refuse = true;
+    fake.state.handle = (req) => {
+      if (!refuse || !req.path.endsWith('/associations/contacts/companies/batch/create')) return handle(req);
+      refuse = false;
+      return errorBody(400, 'VALIDATION_ERROR', 'One or more associations are invalid', { context: { INVALID_OBJECT_IDS: [`COMPANY=${old!} is not valid`], objectId: [old!], objectType: ['COMPANY'] } });
+    };
+    const results = await adapter.upsertRecords('contact', [contact('ann', ref('company', 'acme')), contact('bob', ref('company', 'beta'))], ctx);
+    expect(results.map((r) => r.ok)).toEqual([true, true]);
+    expect(linkedTo('ann')).toEqual([`companies:${successor}:279`]);
+    expect(linkedTo('bob')).toEqual([`companies:${beta}:279`]);
+    expect(fake.core.log.map((e) => [e.endpoint, e.status])).toEqual([
+      ['POST /crm/v3/objects/contacts/batch/upsert', 200], ['POST /crm/v4/associations/contacts/companies/batch/create', 400],
+      ['POST /crm/v3/objects/companies/batch/read', 200], ['POST /crm/v4/associations/contacts/companies/batch/create', 201],
+    ]);
   });
 
   it('drops a note parent\'s id HubSpot says is gone from the memo, for the engine to send the note again; nothing is created', async () => {
