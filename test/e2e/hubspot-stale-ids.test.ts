@@ -10,6 +10,7 @@ import type { HubSpotAdapterOptions } from '../../adapters/hubspot/index.js';
 import { createSync, openLedger } from '../../src/index.js';
 import { DEFAULT_PARENT_ABSENT_MS } from '../../src/engine/parents.js';
 import { harness, type Harness } from './hubspot-helpers.js';
+import { errorBody } from '../../adapters/hubspot/hubspot-fake-crm.js';
 
 const fast = { retries: 4, minTimeoutMs: 5, maxTimeoutMs: 20 };
 
@@ -107,6 +108,32 @@ describe('stale CRM ids in one process (hubspotAdapter over loopback)', () => {
     expect(note.status).toBe('created');
     expect(h.fake.records('notes').map((n) => n.associations.contacts)).toEqual([[{ id: recreated, typeId: 202 }]]);
     expect(h.fake.counts()).toEqual({ 'POST /crm/v3/objects/notes/batch/create': 2, 'POST /crm/v3/objects/contacts/batch/read': 1 });
+    await sync.close();
+  });
+
+  it.each([1, 2])('sends %i note(s) again when HubSpot refuses the create whole over a stale contact id: each note once, on the right contact', async (n) => {
+    const sync = await setup();
+    const eve = await sync.apply({ ...contact('evt-eve', 'eve'), links: [] });
+    const gil = await sync.apply({ ...contact('evt-gil', 'gil'), links: [] });
+    expect(h.fake.delete('contacts', eve.recordId!)).toBe(true);
+    const recreated = h.fake.state.seed('contacts', { ai_external_id: 'eve', email: 'eve@example.test' });
+    // HubSpot's whole-request answer naming the id (hubspot-api-nodejs#646), in place of the first create.
+    const handle = h.fake.state.handle.bind(h.fake.state);
+    let refuse = true;
+    h.fake.state.handle = (req) => {
+      if (!refuse || !req.path.endsWith('/notes/batch/create')) return handle(req);
+      refuse = false;
+      return errorBody(400, 'VALIDATION_ERROR', 'One or more associations are invalid', { context: { INVALID_OBJECT_IDS: [`CONTACT=${eve.recordId!} is not valid`], objectId: [eve.recordId!], objectType: ['CONTACT'] } });
+    };
+    h.fake.core.resetLog();
+    const notes = [noteOn('evt-n3', 'eve'), noteOn('evt-n4', 'gil')].slice(0, n);
+    expect((await sync.applyMany(notes)).map((o) => o.status)).toEqual(notes.map(() => 'created'));
+    const on = new Map(h.fake.records('notes').map((r) => [r.properties.hs_note_body, r.associations.contacts]));
+    expect(on.get('note evt-n3')).toEqual([{ id: recreated, typeId: 202 }]);
+    if (n === 2) expect(on.get('note evt-n4')).toEqual([{ id: gil.recordId, typeId: 202 }]);
+    expect(h.fake.records('notes')).toHaveLength(n);
+    // The refused create, one read of eve, then eve's note again (and, split from it, gil's).
+    expect(h.fake.counts()).toEqual({ 'POST /crm/v3/objects/notes/batch/create': n + 1, 'POST /crm/v3/objects/contacts/batch/read': 1 });
     await sync.close();
   });
 
