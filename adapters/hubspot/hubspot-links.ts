@@ -159,12 +159,12 @@ export async function writeLinks(
 
   const failures = new Map<number, CrmError[]>();
   const fail = (i: number, error: CrmError) => failures.set(i, [...(failures.get(i) ?? []), error]);
-  /** The edges of these writes' links (all, or those `only` keeps). */
-  const plan = (indexes: readonly number[], only: (link: LinkRef) => boolean = () => true): Edge[] => {
+  /** The edges of these writes' links not confirmed yet (their failures recorded as found). */
+  const plan = (indexes: readonly number[]): Edge[] => {
     const pending = new Map<string, Edge>();
     for (const i of indexes) {
       const fromId = (results[i] as Extract<WriteResult, { ok: true }>).recordId;
-      for (const link of writes[i]!.links!.filter(only)) {
+      for (const link of writes[i]!.links!) {
         const typeId = spec.links?.[link.object];
         if (typeId === undefined) {
           fail(i, new CrmError(`${link.object} is not a configured link of ${object}`, { vendor: VENDOR, kind: CrmErrorKind.permanent }));

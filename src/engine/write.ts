@@ -25,9 +25,9 @@ const parentKeyOf = (group: Held[]): string | undefined => parentOf(group[0]!);
  * Parents upserted earlier in this call need no read: their ids were just confirmed by the CRM;
  * nor do parents this Sync wrote or read a moment ago, nor parents whose upsert this ledger
  * confirmed (the claim read their CRM id from the record's mark: `fromLedger`, to be confirmed
- * by the create itself), unless the CRM said that id is gone. Parents it found absent a moment ago are not read again when nothing
- * else in the batch needs a read: their activities fail as parent-missing at once (retryable
- * later), without a request.
+ * by the create itself), unless the CRM said that id is gone. Parents it found absent a moment
+ * ago are not read again when nothing else in the batch needs a read: their activities fail as
+ * parent-missing at once (retryable later), without a request.
  */
 function seedParents(ctx: EngineContext, batch: Batch<Held>, written: ReadonlyMap<string, string>): { parents: Required<BatchParents>; fromLedger: Set<string> } {
   const keys = new Set<string>();
