@@ -64,7 +64,10 @@ export interface ActivityWrite {
  * Scratch space for one batch, kept across its retries. `memo` maps `parentMemoKey(object,
  * externalId)` to the parent's CRM id: the engine seeds it with records it upserted earlier in
  * the same call, and an adapter adds what it resolved, so neither a retry nor a note on a
- * contact written a moment ago reads the parent again.
+ * contact written a moment ago reads the parent again. When the CRM answers that the record an id
+ * of the memo names is gone (deleted or merged away since), the adapter deletes that entry: the
+ * engine forgets the id, sends the refused creates once more (their parents read again), and an
+ * adapter may itself resend what is safe to send twice (record links).
  */
 export interface BatchContext {
   readonly memo: Map<string, string>;

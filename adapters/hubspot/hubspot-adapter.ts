@@ -13,7 +13,7 @@ import { extend } from '../../src/extend.js';
 import { engineObjects, objectSpec, requestGate, resolveParents, writeInOrder, type Prepared } from '../kit/adapter-kit.js';
 import { HUBSPOT_SDK, loadVendorSdk } from '../kit/vendor-sdk.js';
 import type { HubSpotObjectConfig } from './hubspot-config.js';
-import { classifyHubSpotError, classifyHubSpotItemError, readableResponses, refusedInputError, refusedValuesOf, type HubSpotClassifyContext, type RefusedValue } from './hubspot-errors.js';
+import { classifyHubSpotError, classifyHubSpotItemError, goneIdsOf, readableResponses, refusedInputError, refusedValuesOf, type HubSpotClassifyContext, type RefusedValue } from './hubspot-errors.js';
 import { hubspotEngineDefinitions } from './hubspot-fields.js';
 import type { BatchResult, HubSpotClientLike, ResultObject, Traced } from './hubspot-client.js';
 import { resolveHubSpotOptions, type HubSpotAdapterOptions } from './hubspot-options.js';
@@ -225,8 +225,9 @@ export function hubspotAdapter(options: HubSpotAdapterOptions): CrmAdapter {
     async createActivities(object: string, writes: ActivityWrite[], context?: BatchContext): Promise<WriteResult[]> {
       const c = config(object, 'activity');
       if (writes.length === 0) return [];
-      const refs = writes.flatMap((w) => [w.parent, ...(w.links ?? [])]).filter((ref) => c.parents[ref.object] !== undefined);
-      const ids = await resolveRefs(refs, context);
+      const refsOf = (w: ActivityWrite) => [w.parent, ...(w.links ?? [])].filter((ref) => c.parents[ref.object] !== undefined);
+      // A copy: the memo may lose an id below, and the ids sent are what HubSpot's errors name.
+      const ids = new Map(await resolveRefs(writes.flatMap(refsOf), context));
       const prepare = (w: ActivityWrite): Prepared<{ key: string; input: CreateInput }> => {
         const associations: AssociationRef[] = [];
         for (const ref of [w.parent, ...(w.links ?? [])]) {
@@ -240,12 +241,35 @@ export function hubspotAdapter(options: HubSpotAdapterOptions): CrmAdapter {
         }
         return { send: { key: w.key, input: createInput(c, w, associations) } };
       };
-      return writeInOrder(writes, prepare, async (items) => {
-        const inputs = items.map((item) => item.input);
-        const sent = inputs.map((input) => Object.keys(input.properties));
-        const res = await write(() => batchApi.create(c.objectType, { inputs: traced(inputs) }, readableResponses), sent, context);
-        return mapBatch(res, items.map((item) => item.key), c.keyProperty, () => true);
+      // A parent's id known from before (the batch memo) that HubSpot says is gone (deleted or
+      // merged away since) is dropped: the engine sends those inputs again (after its lookup, when
+      // one is due; a whole-batch refusal is split first), and the parent is read again by its external id.
+      const dropGone = (w: ActivityWrite, error: unknown) => {
+        const gone = goneIdsOf(error);
+        if (gone.size === 0) return;
+        for (const ref of refsOf(w)) {
+          const key = parentMemoKey(ref.object, ref.externalId);
+          const id = ids.get(key);
+          if (id !== undefined && gone.has(id)) context?.memo.delete(key);
+        }
+      };
+      let results: WriteResult[];
+      try {
+        results = await writeInOrder(writes, prepare, async (items) => {
+          const inputs = items.map((item) => item.input);
+          const sent = inputs.map((input) => Object.keys(input.properties));
+          const res = await write(() => batchApi.create(c.objectType, { inputs: traced(inputs) }, readableResponses), sent, context);
+          return mapBatch(res, items.map((item) => item.key), c.keyProperty, () => true);
+        });
+      } catch (err) {
+        for (const w of writes) dropGone(w, err);
+        throw err;
+      }
+      writes.forEach((w, i) => {
+        const r = results[i]!;
+        if (!r.ok) dropGone(w, r.error);
       });
+      return results;
     },
 
     async findActivities(object: string, writes: ActivityWrite[], context?: BatchContext): Promise<Map<string, string>> {

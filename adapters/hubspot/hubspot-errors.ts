@@ -400,7 +400,13 @@ function fromApiException(err: ApiExceptionLike, context: HubSpotClassifyContext
  */
 export function classifyHubSpotError(err: unknown, context: HubSpotClassifyContext = {}): CrmError {
   if (err instanceof CrmError) return err;
-  if (isApiException(err)) return fromApiException(err, context);
+  if (isApiException(err)) {
+    const error = fromApiException(err, context);
+    // A whole-request refusal can name gone ids too (a 400 "One or more associations are invalid").
+    const gone = error.kind === CrmErrorKind.permanent ? goneIds(bodyOf(err.body)) : new Set<string>();
+    if (gone.size > 0) goneOf.set(error, gone);
+    return error;
+  }
   if (err instanceof CrmSyncError) return new CrmError(err.message.replace(/^\[crm-upsert\]\s*/, ''), { vendor: VENDOR, kind: CrmErrorKind.permanent, cause: err });
   const e = err instanceof Error ? (err as Error & { code?: unknown; type?: unknown; errno?: unknown }) : undefined;
   const message = e?.message ?? String(err);
@@ -427,8 +433,39 @@ export function classifyHubSpotError(err: unknown, context: HubSpotClassifyConte
   return new CrmError(`unexpected error from the HubSpot client: ${message}`, { vendor: VENDOR, kind: CrmErrorKind.permanent, cause: err });
 }
 
+// The record ids a classified per-input error says are gone, for the adapter to read them again.
+const goneOf = new WeakMap<CrmError, ReadonlySet<string>>();
+
+/**
+ * The HubSpot ids a classified error says do not exist (deleted, merged away, never there): those
+ * an association refusal lists in INVALID_OBJECT_IDS (`CONTACT=12 is not valid`, read by its
+ * `TYPE=id`, not by the words after it, which HubSpot localizes), and those an OBJECT_NOT_FOUND
+ * names in `ids` / `objectId`. Empty for any other error.
+ */
+export const goneIdsOf = (err: unknown): ReadonlySet<string> => (err instanceof CrmError ? (goneOf.get(err) ?? new Set()) : new Set());
+
+function goneIds(e: HubSpotErrorBody): Set<string> {
+  const ids = new Set<string>();
+  for (const s of e.context?.INVALID_OBJECT_IDS ?? []) {
+    const id = /=(\S+)/.exec(s)?.[1];
+    if (id) ids.add(id);
+  }
+  // A record without associations is an OBJECT_NOT_FOUND too: it exists.
+  if (e.category === 'OBJECT_NOT_FOUND' && !String(e.subCategory ?? '').includes('NO_ASSOCIATIONS_FOUND')) {
+    for (const id of [...(e.context?.ids ?? []), ...(e.context?.objectId ?? [])]) ids.add(String(id));
+  }
+  return ids;
+}
+
 /** One per-input error from a 207 response (StandardError), as a CrmError. */
 export function classifyHubSpotItemError(e: HubSpotErrorBody): CrmError {
+  const error = classifyItem(e);
+  const gone = goneIds(e);
+  if (gone.size > 0) goneOf.set(error, gone);
+  return error;
+}
+
+function classifyItem(e: HubSpotErrorBody): CrmError {
   const numeric = Number(e.status);
   const base = { vendor: VENDOR, vendorCode: e.category, correlationId: e.correlationId };
   const text = describe(undefined, e);

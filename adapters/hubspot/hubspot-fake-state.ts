@@ -58,6 +58,15 @@ export class FakeHubSpotState implements FakeVendor {
     return this.crm.seed(objectType, properties);
   }
 
+  /**
+   * Delete a record as a user in HubSpot would (or as a merge removes the merged-away one): it is
+   * gone with its associations, and a write naming its id is answered as HubSpot answers one
+   * (association create: 207 VALIDATION_ERROR with INVALID_OBJECT_IDS). Returns whether it existed.
+   */
+  delete(objectType: string, id: string): boolean {
+    return this.crm.remove(objectType, id);
+  }
+
   records(objectType: string): FakeHubSpotRecord[] {
     return this.crm.records(objectType);
   }

@@ -49,6 +49,8 @@ export interface FakeHubSpot extends FakeCrmBase<FaultKind | HubSpotFault> {
   defineProperty(objectType: string, name: string, definition?: FakePropertyDefinition): void;
   /** Add (or replace, by id) a deal pipeline; its stage ids become `dealstage` values. The portal starts with `default`. */
   definePipeline(pipeline: FakePipeline): void;
+  /** Delete a record as a user in HubSpot would, with its associations (see `FakeHubSpotState.delete`); returns whether it existed. */
+  delete(objectType: string, id: string): boolean;
   /** Remove a property (the portal does not have it). */
   removeProperty(objectType: string, name: string): void;
   /** Start a new "day" for `dailyLimit`, optionally with a new limit. */
@@ -82,6 +84,7 @@ export function fakeHubSpotFromState(state: FakeHubSpotState, faults?: FaultOpti
     records: (objectType) => state.records(objectType),
     associations: (objectType, id) => state.associations(objectType, id),
     defineProperty: (objectType, name, definition) => state.defineProperty(objectType, name, definition),
+    delete: (objectType, id) => state.delete(objectType, id),
     removeProperty: (objectType, name) => state.crm.removeProperty(objectType, name),
     definePipeline: (pipeline) => state.crm.definePipeline(pipeline),
     resetDaily: (dailyLimit) => state.resetDaily(dailyLimit),

@@ -10,7 +10,7 @@ import { parentMemoKey, type BatchContext, type LinkRef, type RecordWrite, type 
 import { CrmError, CrmErrorKind } from '../../src/errors.js';
 import type { HubSpotClientLike } from './hubspot-client.js';
 import type { HubSpotObjectConfig } from './hubspot-config.js';
-import { classifyHubSpotItemError, readJsonAnswer, type HubSpotErrorBody } from './hubspot-errors.js';
+import { classifyHubSpotItemError, goneIdsOf, readJsonAnswer, type HubSpotErrorBody } from './hubspot-errors.js';
 import { associationInput, type AssociationInput } from './hubspot-requests.js';
 
 type RecordConfig = Extract<HubSpotObjectConfig, { kind: 'record' }>;
@@ -73,6 +73,8 @@ interface Edge {
   typeId: number;
   /** Indexes of the writes it belongs to. */
   writers: Set<number>;
+  /** The batch memo keys its target's id came from (none when upserted in this batch). */
+  refs: Set<string>;
 }
 const edgeKey = (e: Pick<Edge, 'fromType' | 'toType' | 'fromId' | 'toId' | 'typeId'>) => [e.fromType, e.toType, e.fromId, e.toId, e.typeId].join('\u0000');
 
@@ -133,6 +135,12 @@ const worst = (errors: readonly CrmError[]): CrmError => errors.find((e) => e.re
  * A linked record that does not exist fails its write (LINK_NOT_FOUND) and the write's other links
  * are still written; a failed association call fails the writes whose edges it carried, with its
  * classified error. A daily-quota or auth failure is thrown: it stops the batch.
+ *
+ * A linked record's id known from before (the batch memo: an earlier write or read) may have gone
+ * since: deleted or merged away in HubSpot, perhaps re-created under the same external id. When
+ * HubSpot refuses an association naming such an id, that id is dropped from the memo, the record
+ * is read again by its external id (one read per object) and its associations are sent once more:
+ * to the record that holds the external id now, or LINK_NOT_FOUND when none does.
  */
 export async function writeLinks(
   io: LinkIo, object: string, spec: RecordConfig, writes: readonly RecordWrite[], results: WriteResult[], progress: LinkProgress, context?: BatchContext,
@@ -145,42 +153,65 @@ export async function writeLinks(
     const r = results[i]!;
     if (r.ok) here.set(parentMemoKey(object, w.externalId), r.recordId);
   });
-  const unresolved = linked.flatMap((i) => writes[i]!.links!).filter((l) => !here.has(parentMemoKey(l.object, l.externalId)));
-  const known = await io.resolve(unresolved, context);
+  const remote = (l: LinkRef) => !here.has(parentMemoKey(l.object, l.externalId));
+  let known = await io.resolve(linked.flatMap((i) => writes[i]!.links!).filter(remote), context);
   const idOf = (l: LinkRef) => here.get(parentMemoKey(l.object, l.externalId)) ?? known.get(parentMemoKey(l.object, l.externalId));
 
   const failures = new Map<number, CrmError[]>();
   const fail = (i: number, error: CrmError) => failures.set(i, [...(failures.get(i) ?? []), error]);
-  const pending = new Map<string, Edge>();
-  for (const i of linked) {
-    const fromId = (results[i] as Extract<WriteResult, { ok: true }>).recordId;
-    for (const link of writes[i]!.links!) {
-      const typeId = spec.links?.[link.object];
-      if (typeId === undefined) {
-        fail(i, new CrmError(`${link.object} is not a configured link of ${object}`, { vendor: VENDOR, kind: CrmErrorKind.permanent }));
-        continue;
+  /** The edges of these writes' links not confirmed yet (their failures recorded as found). */
+  const plan = (indexes: readonly number[]): Edge[] => {
+    const pending = new Map<string, Edge>();
+    for (const i of indexes) {
+      const fromId = (results[i] as Extract<WriteResult, { ok: true }>).recordId;
+      for (const link of writes[i]!.links!) {
+        const typeId = spec.links?.[link.object];
+        if (typeId === undefined) {
+          fail(i, new CrmError(`${link.object} is not a configured link of ${object}`, { vendor: VENDOR, kind: CrmErrorKind.permanent }));
+          continue;
+        }
+        const to = io.record(link.object);
+        const toId = idOf(link);
+        if (!toId) {
+          fail(i, linkMissing(link, to, object));
+          continue;
+        }
+        const edge = { fromType: spec.objectType, toType: to.objectType, fromId, toId, typeId };
+        const key = edgeKey(edge);
+        if (progress.edges.has(key)) continue;
+        const seen = pending.get(key) ?? { ...edge, writers: new Set<number>(), refs: new Set<string>() };
+        seen.writers.add(i);
+        if (remote(link)) seen.refs.add(parentMemoKey(link.object, link.externalId));
+        pending.set(key, seen);
       }
-      const to = io.record(link.object);
-      const toId = idOf(link);
-      if (!toId) {
-        fail(i, linkMissing(link, to, object));
-        continue;
-      }
-      const edge = { fromType: spec.objectType, toType: to.objectType, fromId, toId, typeId };
-      const key = edgeKey(edge);
-      if (progress.edges.has(key)) continue;
-      const seen = pending.get(key) ?? { ...edge, writers: new Set<number>() };
-      seen.writers.add(i);
-      pending.set(key, seen);
     }
+    return [...pending.values()];
+  };
+  const failed = await sendEdges(io, plan(linked), progress, context);
+  // Ids from the memo HubSpot says are gone: read those records again and send once more the
+  // edges of the writes refused over them (with their neighbours', when HubSpot refused the call whole).
+  const overGone = failed.filter(([, error]) => goneIdsOf(error).size > 0);
+  const stale = new Set(overGone.flatMap(([, error, edge]) => (goneIdsOf(error).has(edge.toId) ? [...edge.refs] : [])));
+  const again = new Set(stale.size > 0 ? overGone.map(([i]) => i) : []);
+  for (const [i, error] of failed) if (!again.has(i)) fail(i, error);
+  if (again.size > 0) {
+    // Planned anew below (edges confirmed meanwhile are skipped).
+    for (const i of again) failures.delete(i);
+    for (const ref of stale) {
+      context?.memo.delete(ref);
+      known.delete(ref);
+    }
+    const isStale = (l: LinkRef) => stale.has(parentMemoKey(l.object, l.externalId));
+    const fresh = await io.resolve([...again].flatMap((i) => writes[i]!.links!).filter(isStale), context);
+    known = new Map([...known, ...fresh]);
+    for (const [i, error] of await sendEdges(io, plan([...again]), progress, context)) fail(i, error);
   }
-  for (const [i, error] of await sendEdges(io, [...pending.values()], progress, context)) fail(i, error);
   return results.map((r, i) => (failures.has(i) ? { ok: false, error: worst(failures.get(i)!) } : r));
 }
 
-/** Send the edges, one call per pair of object types (and per ASSOCIATION_BATCH_LIMIT inputs); returns the failures per write. */
-async function sendEdges(io: LinkIo, edges: readonly Edge[], progress: LinkProgress, context?: BatchContext): Promise<[number, CrmError][]> {
-  const failed: [number, CrmError][] = [];
+/** Send the edges, one call per pair of object types (and per ASSOCIATION_BATCH_LIMIT inputs); returns the failures per write and edge. */
+async function sendEdges(io: LinkIo, edges: readonly Edge[], progress: LinkProgress, context?: BatchContext): Promise<[number, CrmError, Edge][]> {
+  const failed: [number, CrmError, Edge][] = [];
   const byPair = new Map<string, Map<string, Edge[]>>();
   for (const e of edges) {
     const pair = `${e.fromType}\u0000${e.toType}`;
@@ -207,7 +238,7 @@ async function sendEdges(io: LinkIo, edges: readonly Edge[], progress: LinkProgr
       chunk.forEach((es, n) => {
         for (const e of es) {
           const error = outcomes[n];
-          if (error) for (const i of e.writers) failed.push([i, error]);
+          if (error) for (const i of e.writers) failed.push([i, error, e]);
           else progress.edges.add(edgeKey(e));
         }
       });

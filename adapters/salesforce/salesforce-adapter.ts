@@ -41,6 +41,13 @@ const USAGE_RECHECK_MS = 15 * 60_000;
  * Retry-After) unless told otherwise per request: an empty method list turns every retry off,
  * 420 included (it bypasses maxRetries).
  */
+/**
+ * Per-record codes of a lookup set to an Id that no longer names a record: ENTITY_IS_DELETED (in
+ * the Recycle Bin, also what a merge leaves of the merged-away records) and
+ * INVALID_CROSS_REFERENCE_KEY (no such record), each naming the lookup field in `fields`.
+ */
+const DEAD_REFERENCE_CODES = new Set(['ENTITY_IS_DELETED', 'INVALID_CROSS_REFERENCE_KEY']);
+
 const NO_RETRY = { maxRetries: 0, methods: [] as string[], statusCodes: [] as number[], errorCodes: [] as string[] };
 
 interface CollectionResult {
@@ -268,6 +275,7 @@ export function salesforceAdapter(options: SalesforceAdapterOptions): Salesforce
       // earlier in the call, or from an earlier attempt of this batch, are not queried again.
       const wanted = writes.filter((w) => attachable(w) && w.key).flatMap((w) => [...lookups.get(w)!.values()].map((parent) => ({ ...w, parent })));
       const ids = await resolveParents(wanted, context, lookupParents);
+      const sentFrom: ActivityWrite[] = [];
       const prepare = (w: ActivityWrite): Prepared<Record<string, unknown>> => {
         if (!attachable(w)) return { fail: linkNotConfigured(object, 'parents', w.parent, 'PARENT_NOT_CONFIGURED') };
         const stray = (w.links ?? []).find((l) => !(l.object in s.parents));
@@ -279,9 +287,23 @@ export function salesforceAdapter(options: SalesforceAdapterOptions): Salesforce
           if (id) set[field] = id;
           else return { fail: sameRef(ref, w.parent) ? parentNotFound(ref) : linkNotFound(ref, targets[ref.object]!) };
         }
+        sentFrom.push(w);
         return { send: activityValues(s, w, set) };
       };
-      return writeInOrder(writes, prepare, (records) => upsertCollection(s, numeric.get(object)!, records, context));
+      // A lookup id known from before (the batch memo) that Salesforce says is deleted or unknown
+      // (merged away, deleted since it was read) is dropped: the engine sends the record again and
+      // the parent is queried again by its external id. The error itself stands.
+      const dropDead = (i: number, errors: readonly SalesforceRecordError[] | undefined): undefined => {
+        for (const e of errors ?? []) {
+          if (!DEAD_REFERENCE_CODES.has(e.statusCode ?? e.errorCode ?? '')) continue;
+          for (const field of e.fields ?? []) {
+            const ref = lookups.get(sentFrom[i]!)?.get(field);
+            if (ref) context?.memo.delete(parentMemoKey(ref.object, ref.externalId));
+          }
+        }
+        return undefined;
+      };
+      return writeInOrder(writes, prepare, (records) => upsertCollection(s, numeric.get(object)!, records, context, dropDead));
     },
 
     async findActivities(object: string, writes: ActivityWrite[]): Promise<Map<string, string>> {

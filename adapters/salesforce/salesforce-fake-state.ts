@@ -99,6 +99,8 @@ export class FakeSalesforceState implements FakeVendor {
   private limit: number;
   private lockRows = 0;
   private nextId = 1;
+  /** Ids of records deleted (in the Recycle Bin): a lookup to one is ENTITY_IS_DELETED, not INVALID_CROSS_REFERENCE_KEY. */
+  private readonly deleted = new Set<string>();
 
   constructor(private readonly options: FakeSalesforceOptions = {}) {
     this.used = options.apiUsed ?? 0;
@@ -163,6 +165,18 @@ export class FakeSalesforceState implements FakeVendor {
     const record = { ...fields, Id: this.newId(s) } as FakeRecord;
     s.records.put(record);
     return record.Id;
+  }
+
+  /**
+   * Delete a record as a user (or a merge, for the merged-away records) does: it goes to the
+   * Recycle Bin, and a lookup set to its Id is refused with ENTITY_IS_DELETED. Returns whether it existed.
+   */
+  delete(sobject: string, id: string): boolean {
+    const s = this.sobjects.get(sobject);
+    if (!s?.records.get(id)) return false;
+    s.records.delete(id);
+    this.deleted.add(id);
+    return true;
   }
 
   setApiUsage(used: number, limit?: number): void {
@@ -303,6 +317,7 @@ export class FakeSalesforceState implements FakeVendor {
         if (!f.referenceTo.some((t) => v.startsWith(this.sobjects.get(t)?.prefix ?? PREFIXES[t] ?? '\u0000'))) {
           return { ok: false, error: err('FIELD_INTEGRITY_EXCEPTION', `${label}: id value of incorrect type: ${v}`, [name]) };
         }
+        if (this.deleted.has(v)) return { ok: false, error: err('ENTITY_IS_DELETED', 'entity is deleted', [name]) };
         if (!this.findById(v)) return { ok: false, error: err('INVALID_CROSS_REFERENCE_KEY', 'invalid cross reference id', [name]) };
       }
       if (f.unique) {

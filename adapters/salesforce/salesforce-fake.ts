@@ -27,6 +27,8 @@ export interface FakeSalesforce extends FakeCrmBase<FaultKind | SalesforceFault>
   defineField(sobject: string, name: string, options?: FakeFieldOptions): void;
   /** Remove a field (the org does not have it). */
   removeField(sobject: string, name: string): void;
+  /** Delete a record as a user does (see `FakeSalesforceState.delete`): a lookup to its Id is then ENTITY_IS_DELETED. */
+  delete(sobject: string, id: string): boolean;
   setApiUsage(used: number, limit?: number): void;
   apiUsage(): { used: number; limit: number };
   /** The next `n` records written fail with UNABLE_TO_LOCK_ROW (nothing committed for them). */
@@ -60,6 +62,7 @@ export function fakeSalesforceFromState(state: FakeSalesforceState): FakeSalesfo
     records: (sobject) => state.records(sobject),
     defineField: (sobject, name, o) => state.defineField(sobject, name, o),
     removeField: (sobject, name) => state.removeField(sobject, name),
+    delete: (sobject, id) => state.delete(sobject, id),
     setApiUsage: (used, limit) => state.setApiUsage(used, limit),
     apiUsage: () => state.apiUsage(),
     lockRowNext: (n) => state.lockRowNext(n),

@@ -21,6 +21,13 @@ export interface ParentMemo {
   seed(keys: Iterable<string>): { memo: Map<string, string>; absent: Set<string> };
   /** This Sync upserted or read the parent: its id, and it is no longer absent. */
   known(key: string, id: string): void;
+  /**
+   * The CRM said this id of the parent is gone (deleted or merged away): it is read again next
+   * time, and the id is not taken from the parent's ledger mark either (`isGone`).
+   */
+  gone(key: string, id: string): void;
+  /** Whether the CRM said this id of the parent is gone (a ledger mark may still hold it). */
+  isGone(key: string, id: string): boolean;
   /** A lookup did not find the parent; `at`: when that lookup was made (default now). */
   missing(key: string, at?: number): void;
   /** When the lookup that found the parent absent was made, while it is remembered absent. */
@@ -37,6 +44,7 @@ export function parentMemo(options: ParentMemoOptions): ParentMemo {
   const max = options.max ?? DEFAULT_MAX;
   const ids = new Map<string, { id: string; at: number }>();
   const absentAt = new Map<string, number>();
+  const goneIds = new Map<string, string>();
   // Re-inserting moves a key to the end, so the first key is always the oldest.
   const put = <V>(map: Map<string, V>, key: string, value: V) => {
     map.delete(key);
@@ -60,6 +68,11 @@ export function parentMemo(options: ParentMemoOptions): ParentMemo {
       absentAt.delete(key);
       put(ids, key, { id, at: options.now() });
     },
+    gone(key, id) {
+      if (ids.get(key)?.id === id) ids.delete(key);
+      put(goneIds, key, id);
+    },
+    isGone: (key, id) => goneIds.get(key) === id,
     missing(key, at = options.now()) {
       ids.delete(key);
       // The first miss starts the hold; a later miss (after a fresh read) starts a new one.

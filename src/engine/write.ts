@@ -11,7 +11,7 @@ import { parentMemoKey } from '../adapter.js';
 import { planBatches, type Batch } from '../batcher.js';
 import type { CrmError } from '../errors.js';
 import type { OutcomeStatus } from '../outcome.js';
-import { PARENT_NOT_FOUND, parentOf } from './defer.js';
+import { PARENT_NOT_FOUND, parentOf, refsOf } from './defer.js';
 import { heldParents } from './parent-held.js';
 import { isLost, type GroupResult, type Suspicion } from './round.js';
 import { sendGroups, type BatchParents } from './send.js';
@@ -25,9 +25,9 @@ const parentKeyOf = (group: Held[]): string | undefined => parentOf(group[0]!);
  * Parents upserted earlier in this call need no read: their ids were just confirmed by the CRM;
  * nor do parents this Sync wrote or read a moment ago, nor parents whose upsert this ledger
  * confirmed (the claim read their CRM id from the record's mark: `fromLedger`, to be confirmed
- * by the create itself). Parents it found absent a moment ago are not read again when nothing
- * else in the batch needs a read: their activities fail as parent-missing at once (retryable
- * later), without a request.
+ * by the create itself), unless the CRM said that id is gone. Parents it found absent a moment
+ * ago are not read again when nothing else in the batch needs a read: their activities fail as
+ * parent-missing at once (retryable later), without a request.
  */
 function seedParents(ctx: EngineContext, batch: Batch<Held>, written: ReadonlyMap<string, string>): { parents: Required<BatchParents>; fromLedger: Set<string> } {
   const keys = new Set<string>();
@@ -45,7 +45,7 @@ function seedParents(ctx: EngineContext, batch: Batch<Held>, written: ReadonlyMa
   for (const key of keys) {
     const id = written.get(key);
     if (id) seeded.memo.set(key, id);
-    else if (!seeded.memo.has(key) && stored.has(key)) {
+    else if (!seeded.memo.has(key) && stored.has(key) && !ctx.parents.isGone(key, stored.get(key)!)) {
       seeded.memo.set(key, stored.get(key)!);
       fromLedger.add(key);
     }
@@ -56,10 +56,18 @@ function seedParents(ctx: EngineContext, batch: Batch<Held>, written: ReadonlyMa
   return { parents: seeded, fromLedger };
 }
 
-/** What the batch learnt about parents, kept for this Sync's later calls; `lookedAt`: when it started (its reads came after). */
-function learnParents(ctx: EngineContext, parents: Required<BatchParents>, seeded: { memo: ReadonlySet<string>; absent: ReadonlySet<string> }, lookedAt: number): void {
-  for (const [key, id] of parents.memo) if (!seeded.memo.has(key)) ctx.parents.known(key, id);
-  for (const key of parents.absent) if (!seeded.absent.has(key)) ctx.parents.missing(key, lookedAt);
+/**
+ * What the batch learnt about parents, kept for this Sync's later calls; `lookedAt`: when it started
+ * (its reads came after). A known id the adapter dropped (the CRM said that record is gone) is
+ * forgotten, or replaced by the id it read again; an upsert batch learns only that (its links).
+ */
+function learnParents(ctx: EngineContext, op: Batch<Held>['op'], parents: Required<BatchParents>, seeded: { memo: ReadonlyMap<string, string>; absent: ReadonlySet<string> }, lookedAt: number): void {
+  for (const [key, id] of seeded.memo) if (parents.memo.get(key) !== id) ctx.parents.gone(key, id);
+  for (const [key, id] of parents.memo) {
+    const before = seeded.memo.get(key);
+    if (before === undefined ? op === 'create' : before !== id) ctx.parents.known(key, id);
+  }
+  if (op === 'create') for (const key of parents.absent) if (!seeded.absent.has(key)) ctx.parents.missing(key, lookedAt);
 }
 
 /**
@@ -93,24 +101,25 @@ interface Sorted {
 }
 
 /**
- * The groups of a create batch the CRM refused on a parent id taken from the ledger: the record
- * may have been deleted (or merged away) in the CRM since this ledger wrote it. Any permanent
- * refusal counts: CRMs word a dangling reference in their own ways, and a refusal for another
- * reason costs one more request that is refused again.
+ * The groups of a create batch the CRM refused on a parent id taken from the ledger, or on an id
+ * of one of its parents or links the adapter dropped from the memo (the CRM said that record is
+ * gone): the record may have been deleted (or merged away) in the CRM since it was written. Any
+ * permanent refusal on a ledger id counts: CRMs word a dangling reference in their own ways, and a
+ * refusal for another reason costs one more request that is refused again.
  */
-function refusedOnLedgerParent(batch: Batch<Held>, results: readonly GroupResult[], fromLedger: ReadonlySet<string>): number[] {
-  if (batch.op !== 'create' || fromLedger.size === 0) return [];
+function refusedOnStaleParent(batch: Batch<Held>, results: readonly GroupResult[], fromLedger: ReadonlySet<string>, dropped: (key: string) => boolean): number[] {
+  if (batch.op !== 'create') return [];
   return batch.groups.flatMap((group, g) => {
     const r = results[g]!;
     const key = parentKeyOf(group);
     const refused = !r.ok && !isLost(r) && r.error.kind === 'permanent';
-    return refused && key !== undefined && fromLedger.has(key) ? [g] : [];
+    return refused && ((key !== undefined && fromLedger.has(key)) || refsOf(group[0]!).some(dropped)) ? [g] : [];
   });
 }
 
 async function sendBatch(ctx: EngineContext, call: Call, batch: Batch<Held>, written: ReadonlyMap<string, string>): Promise<Sorted> {
   const { parents, fromLedger } = seedParents(ctx, batch, written);
-  const seeded = { memo: new Set(parents.memo.keys()), absent: new Set(parents.absent) };
+  const seeded = { memo: new Map(parents.memo), absent: new Set(parents.absent) };
   // The ledger's time before any parent read of this batch, and of the earlier reads its held absences come from.
   // (The claims just read the ledger's clock: its last estimate needs no round trip.)
   const startedAt = ctx.now();
@@ -124,10 +133,10 @@ async function sendBatch(ctx: EngineContext, call: Call, batch: Batch<Held>, wri
   const sent = await sendGroups(ctx, call, batch, batch.groups, parents, suspicion);
   const { results } = sent;
   let { attempts } = sent;
-  // A parent id from the ledger the CRM refused: forget it and send those groups once more, their
-  // parents read from the CRM. A lookup on the refused id proved nothing, so what an earlier holder
-  // left is suspect again (looked up on the parent the CRM names).
-  const stale = refusedOnLedgerParent(batch, results, fromLedger);
+  // A parent id from the ledger the CRM refused, or one the CRM said is gone: forget it and send
+  // those groups once more, their parents read from the CRM. A lookup on the refused id proved
+  // nothing, so what an earlier holder left is suspect again (looked up on the parent the CRM names).
+  const stale = refusedOnStaleParent(batch, results, fromLedger, (key) => seeded.memo.has(key) && !parents.memo.has(key));
   if (stale.length > 0) {
     for (const g of stale) {
       const key = parentKeyOf(batch.groups[g]!)!;
@@ -142,7 +151,7 @@ async function sendBatch(ctx: EngineContext, call: Call, batch: Batch<Held>, wri
     stale.forEach((g, j) => (results[g] = again.results[j]!));
     attempts += again.attempts;
   }
-  if (batch.op === 'create') learnParents(ctx, parents, seeded, startedAt);
+  learnParents(ctx, batch.op, parents, seeded, startedAt);
   const out: Sorted = { done: [], failed: [], unsent: [], refused: [], lost: [], waiting: [], lookedAt: new Map() };
   batch.groups.forEach((group, g) => {
     const r = results[g]!;

@@ -76,12 +76,15 @@ describe('HubSpot refusals worded in Portuguese', () => {
     context.memo.set(parentMemoKey('company', 'gone'), '999999');
     const write = (n: number, company: string): RecordWrite => ({ key: `k-${n}`, object: 'contact', externalId: `c-${n}`, fields: { email: `c${n}@northwind.example` }, links: [{ object: 'company', externalId: company }] });
     const results = await h.adapter.upsertRecords('contact', [write(1, 'gone'), write(2, 'acme')], context);
-    expect(results[0]).toMatchObject({ ok: false, error: { kind: 'permanent', retryable: false } });
-    expect((results[0] as { error: Error }).error.message).toContain('Uma ou mais associações são inválidas');
+    // Placed by the ids it names, not its words: the id is dropped, the company read again, and none holds the external id.
+    expect(results[0]).toMatchObject({ ok: false, error: { vendorCode: 'LINK_NOT_FOUND' } });
+    expect((results[0] as { error: Error }).error.message).toContain('link company "gone" does not exist');
     expect(results[1]).toMatchObject({ ok: true, created: true });
     const c2 = h.fake.records('contacts').find((r) => r.properties.ai_external_id === 'c-2')!;
     expect(h.fake.associations('contacts', c2.id).map((a) => [a.toId, a.typeId])).toEqual([[acme, 279]]);
     expect(h.fake.core.log.filter((e) => e.endpoint.includes('associations')).map((e) => e.status)).toEqual([207]);
+    // acme's read, then the gone company's.
+    expect(h.fake.count('companies/batch/read')).toBe(2);
   });
 
   it('stops at once on an idProperty without unique values, pointing at check-setup: one request, no split', async () => {

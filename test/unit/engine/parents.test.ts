@@ -31,6 +31,23 @@ describe('parentMemo', () => {
     expect(memo.absentSince('contact\u0000C-2')).toBeUndefined();
   });
 
+  it('drops an id the CRM said is gone and remembers it as gone (for a ledger mark still holding it); a newer id stays', () => {
+    const memo = parentMemo({ now: () => 0, max: 2 });
+    memo.known('company\u0000acme', '11');
+    memo.gone('company\u0000acme', '11');
+    expect(memo.seed(['company\u0000acme']).memo.size).toBe(0);
+    expect(memo.isGone('company\u0000acme', '11')).toBe(true);
+    expect(memo.isGone('company\u0000acme', '12')).toBe(false);
+    // Read again under a new id: known, and the old one is still gone.
+    memo.known('company\u0000acme', '12');
+    memo.gone('company\u0000acme', '11');
+    expect(memo.seed(['company\u0000acme']).memo).toEqual(new Map([['company\u0000acme', '12']]));
+    // Bounded like the rest.
+    memo.gone('company\u0000b', '1');
+    memo.gone('company\u0000c', '2');
+    expect(memo.isGone('company\u0000acme', '11')).toBe(false);
+  });
+
   it('forgets known ids after knownMs, drops the oldest entries beyond max, and a miss replaces a known id', () => {
     let now = 0;
     const memo = parentMemo({ now: () => now, knownMs: 1_000, max: 2 });

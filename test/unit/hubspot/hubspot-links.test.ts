@@ -11,6 +11,7 @@ import { parentMemoKey, type ActivityWrite, type BatchContext, type RecordWrite 
 import { CrmError } from '../../../src/errors.js';
 import { unlimitedRateBudget } from '../../../src/rate-budget.js';
 import { fakeHubSpot, type FakeHubSpot, type FakeHubSpotOptions } from '../../../adapters/testing/index.js';
+import { errorBody } from '../../../adapters/hubspot/hubspot-fake-crm.js';
 
 const TOKEN = 'pat-na1-unit-links-7c2e';
 const objects: HubSpotAdapterOptions['objects'] = {
@@ -67,19 +68,77 @@ describe('hubspotAdapter links', () => {
     expect(linkedTo('bob')).toEqual([`companies:${acme}:279`]);
   });
 
-  it('maps a 207 per input: the write whose company id is stale fails with HubSpot\'s message, its neighbour is linked', async () => {
+  it('reads a linked company again when HubSpot says the id the memo held is gone: LINK_NOT_FOUND without a successor, its neighbour linked', async () => {
     const { adapter } = await setup();
     const [acme] = companies('acme');
     const ctx = context();
     // An id remembered from earlier whose record was deleted since.
     ctx.memo.set(parentMemoKey('partner', 'gone'), '999999');
     const results = await adapter.upsertRecords('contact', [contact('ann', ref('partner', 'gone')), contact('bob', ref('company', 'acme'))], ctx);
-    expect(results[0]).toMatchObject({ ok: false, error: { kind: 'permanent' } });
-    expect((results[0] as { error: CrmError }).error.message).toContain('One or more associations are invalid');
+    expect(results[0]).toMatchObject({ ok: false, error: { vendorCode: 'LINK_NOT_FOUND' } });
+    expect((results[0] as { error: CrmError }).error.message).toContain('link partner "gone" does not exist');
     expect(results[1]).toMatchObject({ ok: true, created: true });
     expect(linkedTo('bob')).toEqual([`companies:${acme}:279`]);
     expect(fake.records('contacts')).toHaveLength(2);
-    expect(fake.core.log.filter((e) => e.endpoint.includes('associations')).map((e) => e.status)).toEqual([207]);
+    // The upsert, the read of acme, the refused association, then one read of the partner by its
+    // external id (207: not found), and nothing more to send.
+    expect(fake.core.log.map((e) => [e.endpoint, e.status])).toEqual([
+      ['POST /crm/v3/objects/contacts/batch/upsert', 200], ['POST /crm/v3/objects/companies/batch/read', 200],
+      ['POST /crm/v4/associations/contacts/companies/batch/create', 207], ['POST /crm/v3/objects/companies/batch/read', 207],
+    ]);
+    expect(ctx.memo.has(parentMemoKey('partner', 'gone'))).toBe(false);
+    expect(ctx.absent!.has(parentMemoKey('partner', 'gone'))).toBe(true);
+  });
+
+  it('links to the record that holds the external id now when the memo held a deleted one', async () => {
+    const { adapter } = await setup();
+    const [old] = companies('acme');
+    const ctx = context();
+    ctx.memo.set(parentMemoKey('company', 'acme'), old!);
+    expect(fake.delete('companies', old!)).toBe(true);
+    const [successor] = companies('acme');
+    const results = await adapter.upsertRecords('contact', [contact('ann', ref('company', 'acme'))], ctx);
+    expect(results[0]).toMatchObject({ ok: true, created: true });
+    expect(linkedTo('ann')).toEqual([`companies:${successor}:279`]);
+    expect(ctx.memo.get(parentMemoKey('company', 'acme'))).toBe(successor);
+    expect(fake.count('associations')).toBe(2);
+    expect(fake.count('companies/batch/read')).toBe(1);
+  });
+
+  it('sends the association call again when HubSpot refuses it whole over a gone id: the neighbour is linked too', async () => {
+    const { adapter } = await setup();
+    const [old, beta] = companies('acme', 'beta');
+    const ctx = context();
+    ctx.memo.set(parentMemoKey('company', 'acme'), old!);
+    ctx.memo.set(parentMemoKey('company', 'beta'), beta!);
+    expect(fake.delete('companies', old!)).toBe(true);
+    const [successor] = companies('acme');
+    // HubSpot's whole-request answer for an association to a record that does not exist (hubspot-api-nodejs#646).
+    const handle = fake.state.handle.bind(fake.state);
+    let refuse = true;
+    fake.state.handle = (req) => {
+      if (!refuse || !req.path.endsWith('/associations/contacts/companies/batch/create')) return handle(req);
+      refuse = false;
+      return errorBody(400, 'VALIDATION_ERROR', 'One or more associations are invalid', { context: { INVALID_OBJECT_IDS: [`COMPANY=${old!} is not valid`], objectId: [old!], objectType: ['COMPANY'] } });
+    };
+    const results = await adapter.upsertRecords('contact', [contact('ann', ref('company', 'acme')), contact('bob', ref('company', 'beta'))], ctx);
+    expect(results.map((r) => r.ok)).toEqual([true, true]);
+    expect(linkedTo('ann')).toEqual([`companies:${successor}:279`]);
+    expect(linkedTo('bob')).toEqual([`companies:${beta}:279`]);
+    expect(fake.core.log.map((e) => [e.endpoint, e.status])).toEqual([
+      ['POST /crm/v3/objects/contacts/batch/upsert', 200], ['POST /crm/v4/associations/contacts/companies/batch/create', 400],
+      ['POST /crm/v3/objects/companies/batch/read', 200], ['POST /crm/v4/associations/contacts/companies/batch/create', 201],
+    ]);
+  });
+
+  it('drops a note parent\'s id HubSpot says is gone from the memo, for the engine to send the note again; nothing is created', async () => {
+    const { adapter } = await setup();
+    const ctx = context();
+    ctx.memo.set(parentMemoKey('contact', 'ann'), '424242');
+    const [result] = await adapter.createActivities('note', [note('n-1', 'ann')], ctx);
+    expect(result).toMatchObject({ ok: false, error: { kind: 'permanent' } });
+    expect(ctx.memo.has(parentMemoKey('contact', 'ann'))).toBe(false);
+    expect(fake.records('notes')).toHaveLength(0);
   });
 
   it.each([
