@@ -2,14 +2,18 @@
  * A record this ledger wrote, deleted in HubSpot since (by hand, an erasure, a merge), upserted
  * again by a later event: HubSpot's batch upsert answers it `new`, and the outcome is `created`
  * with `recreated.previousId`, the id the ledger held. A record never written before is `created`
- * without it. Checked on fakeHubSpot's records, with the memory ledger and a SQLite file ledger
- * reopened between the writes (the previous id comes from the ledger, not from this process).
+ * without it. Checked on fakeHubSpot's records, with the memory ledger, and with SQLite, Postgres
+ * and Redis ledgers opened again by a new Sync between the writes (the previous id comes from the
+ * ledger, not from the process).
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { Redis } from 'ioredis';
+import pg from 'pg';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createSync, openLedger } from '../../src/index.js';
+import { postgresUrl, REDIS_URL, redisUrl, runId } from '../helpers/services.js';
 import { harness, type Harness } from './hubspot-helpers.js';
 
 const fast = { retries: 4, minTimeoutMs: 5, maxTimeoutMs: 20 };
@@ -22,12 +26,9 @@ const UPSERT_CONTACTS = 'POST /crm/v3/objects/contacts/batch/upsert';
 
 describe('records deleted in HubSpot and upserted again (hubspotAdapter over loopback)', () => {
   let h: Harness | undefined;
-  let dir: string | undefined;
   afterEach(async () => {
     await h?.stop();
-    if (dir) rmSync(dir, { recursive: true, force: true });
     h = undefined;
-    dir = undefined;
   });
 
   const contactsNamed = (externalId: string) => h!.fake.records('contacts').filter((c) => c.properties.ai_external_id === externalId);
@@ -91,19 +92,88 @@ describe('records deleted in HubSpot and upserted again (hubspotAdapter over loo
     await sync.close();
   });
 
-  it('knows the previous id from a SQLite ledger written by an earlier process', async () => {
-    h = await harness('loopback');
-    dir = mkdtempSync(join(tmpdir(), 'crm-recreated-'));
-    const url = `sqlite:${join(dir, 'ledger.db')}`;
-    const before = createSync({ adapter: h.adapter, ledger: openLedger(url), retry: fast, sleep: async () => undefined });
-    const first = await before.apply(contact('evt-1', 'zd-5', 'Fay'));
-    await before.close();
-    expect(h.fake.delete('contacts', first.recordId!)).toBe(true);
+});
 
-    const after = createSync({ adapter: h.adapter, ledger: openLedger(url), retry: fast, sleep: async () => undefined });
-    const again = await after.apply(contact('evt-2', 'zd-5', 'Fay G.', T0 + 60_000));
-    expect(again).toMatchObject({ status: 'created', recreated: { previousId: first.recordId } });
-    expect(contactsNamed('zd-5').map((c) => c.id)).toEqual([again.recordId]);
-    await after.close();
+interface LedgerUnderTest {
+  url: string;
+  options: Record<string, string>;
+  drop(): Promise<void>;
+}
+
+function sqliteLedger(): LedgerUnderTest {
+  const dir = mkdtempSync(join(tmpdir(), 'crm-recreated-'));
+  return { url: `sqlite:${join(dir, 'ledger.db')}`, options: {}, drop: async () => rmSync(dir, { recursive: true, force: true }) };
+}
+
+async function postgresLedger(): Promise<LedgerUnderTest | undefined> {
+  const url = await postgresUrl();
+  if (url === undefined) return undefined;
+  const tablePrefix = `${runId()}_`;
+  return {
+    url, options: { tablePrefix },
+    async drop() {
+      const client = new pg.Client({ connectionString: url });
+      await client.connect();
+      try {
+        const { rows } = await client.query<{ tablename: string }>('SELECT tablename FROM pg_tables WHERE tablename LIKE $1', [`${tablePrefix}%`]);
+        for (const { tablename } of rows) await client.query(`DROP TABLE IF EXISTS "${tablename}" CASCADE`);
+      } finally {
+        await client.end();
+      }
+    },
+  };
+}
+
+async function redisLedger(): Promise<LedgerUnderTest | undefined> {
+  const url = await redisUrl();
+  if (url === undefined) return undefined;
+  const prefix = `{${runId()}}:`;
+  return {
+    url, options: { keyPrefix: prefix },
+    async drop() {
+      const c = new Redis(REDIS_URL);
+      try {
+        for (let cursor = '0'; ;) {
+          const [next, keys] = await c.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 1_000);
+          if (keys.length > 0) await c.del(...keys);
+          cursor = next;
+          if (cursor === '0') break;
+        }
+      } finally {
+        await c.quit();
+      }
+    },
+  };
+}
+
+const ledgers: [string, () => Promise<LedgerUnderTest | undefined>][] = [
+  ['sqlite', async () => sqliteLedger()],
+  ['postgres', postgresLedger],
+  ['redis', redisLedger],
+];
+
+describe.each(ledgers)('a record deleted in HubSpot, upserted again through a %s ledger opened anew', (_name, open) => {
+  it('reports it created, recreated from the id the ledger kept', async (ctx) => {
+    const ledger = await open();
+    if (ledger === undefined) return ctx.skip();
+    const h = await harness('loopback');
+    const sync = () => createSync({ adapter: h.adapter, ledger: openLedger(ledger.url, ledger.options), retry: fast, sleep: async () => undefined });
+    try {
+      const before = sync();
+      const first = await before.apply(contact('evt-1', 'zd-5', 'Fay'));
+      expect(first.status).toBe('created');
+      expect(first.recreated).toBeUndefined();
+      await before.close();
+      expect(h.fake.delete('contacts', first.recordId!)).toBe(true);
+
+      const after = sync();
+      const again = await after.apply(contact('evt-2', 'zd-5', 'Fay G.', T0 + 60_000));
+      expect(again).toMatchObject({ status: 'created', recreated: { previousId: first.recordId } });
+      expect(h.fake.records('contacts').map((c) => [c.id, c.properties.ai_external_id, c.properties.firstname])).toEqual([[again.recordId, 'zd-5', 'Fay G.']]);
+      await after.close();
+    } finally {
+      await h.stop();
+      await ledger.drop();
+    }
   });
 });
