@@ -19,6 +19,12 @@ export interface Outcome {
   status: OutcomeStatus;
   recordId?: string;
   /**
+   * Set on a `created` upsert of a record this ledger had written before under another CRM id:
+   * the record was deleted in the CRM since (by hand, an erasure, a merge) and this write created
+   * it again. `previousId`: the CRM id the ledger held for it.
+   */
+  recreated?: { previousId: string };
+  /**
    * Why it was rejected or failed, or why a create is `in_flight` when the record it attaches to is
    * being written by another worker (`vendorCode` PARENT_IN_FLIGHT): secret-free, with the field
    * path for validation errors.

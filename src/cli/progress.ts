@@ -55,13 +55,16 @@ const formatEta = (seconds: number) => {
   return s < 60 ? `${s} s` : `${Math.floor(s / 60)} min ${String(s % 60).padStart(2, '0')} s`;
 };
 
-/** The end-of-run table: counts by status, then calls, time and how the run ended. */
+/** The end-of-run table: counts by status, then records re-created, calls, time and how the run ended. */
 export function summaryTable(summary: Summary): string {
   const counts = (summary.counts ?? {}) as Record<string, number>;
   const statuses = [...STATUS_ORDER, ...Object.keys(counts).filter((s) => !STATUS_ORDER.includes(s))].filter((s) => (counts[s] ?? 0) > 0);
   const rows: [string, string][] = statuses.map((s) => [s, String(counts[s])]);
   rows.push(['total', String(summary.actions ?? 0)]);
-  const tail: [string, string][] = [['API calls', String(summary.apiCalls ?? 0)]];
+  const tail: [string, string][] = [];
+  // Of the created: records this ledger had written, deleted in the CRM since.
+  if (typeof summary.recreated === 'number' && summary.recreated > 0) tail.push(['re-created', String(summary.recreated)]);
+  tail.push(['API calls', String(summary.apiCalls ?? 0)]);
   if (typeof summary.durationMs === 'number') tail.push(['time', formatDuration(summary.durationMs)]);
   if (typeof summary.skipped === 'number') tail.push(['skipped', String(summary.skipped)]);
   tail.push(['exit code', String(summary.exitCode ?? '')]);

@@ -1,5 +1,6 @@
 /**
- * The run report (`--report PATH`, DESIGN.md): counts per outcome status, CRM API calls, and one
+ * The run report (`--report PATH`, DESIGN.md): counts per outcome status, how many of the created
+ * records had been written before and deleted in the CRM since (re-created), CRM API calls, and one
  * problem per line that did not end completed/replayed/unchanged/suppressed, with its reason.
  */
 import { writeFile } from 'node:fs/promises';
@@ -21,6 +22,8 @@ export interface Problem {
 
 export interface Report {
   counts: Record<string, number>;
+  /** Of the `created`, records this ledger had written before under another CRM id (deleted in the CRM since); absent when none. */
+  recreated?: number;
   apiCalls: number;
   problems: Problem[];
   /** Problems beyond the in-memory cap (counted, not listed). */
@@ -52,6 +55,8 @@ export class ReportBuilder {
   readonly problems: Problem[] = [];
   private omitted = 0;
   actions = 0;
+  /** `created` outcomes that re-created a record deleted in the CRM (`recreated` set). */
+  recreated = 0;
 
   private count(status: string): void {
     this.counts[status] = (this.counts[status] ?? 0) + 1;
@@ -67,6 +72,7 @@ export class ReportBuilder {
   outcome(line: number, outcome: Outcome): void {
     this.actions += 1;
     this.count(outcome.status);
+    if (outcome.recreated) this.recreated += 1;
     if (!PROBLEM_STATUSES.includes(outcome.status)) return;
     const fallback = outcome.status === 'in_flight'
       ? 'another run holds this key (in progress); it is retried once that claim\'s lease expires'
@@ -93,8 +99,13 @@ export class ReportBuilder {
     return [...this.problems].sort((a, b) => a.line - b.line);
   }
 
+  /** `{ recreated: n }` for a summary or report, nothing when no record was re-created. */
+  recreatedCount(): { recreated?: number } {
+    return this.recreated > 0 ? { recreated: this.recreated } : {};
+  }
+
   toJSON(apiCalls: number, stopped?: StopInfo): Report {
-    return { counts: { ...this.counts }, apiCalls, problems: this.sortedProblems(), ...(this.omitted > 0 ? { problemsOmitted: this.omitted } : {}), ...(stopped ? { stopped } : {}) };
+    return { counts: { ...this.counts }, ...this.recreatedCount(), apiCalls, problems: this.sortedProblems(), ...(this.omitted > 0 ? { problemsOmitted: this.omitted } : {}), ...(stopped ? { stopped } : {}) };
   }
 }
 

@@ -61,7 +61,7 @@ export async function retryFailedCommand(flags: RetryFailedFlags): Promise<numbe
   const code = exitCodeOf(stop, report);
   if (stop.message) process.stderr.write(`crm-upsert: stopped: ${stop.message}\n`);
   createProgress().finish({
-    command: 'retry-failed', actions: report.actions, counts: report.counts, skipped, apiCalls, problems: report.failures,
+    command: 'retry-failed', actions: report.actions, counts: report.counts, ...report.recreatedCount(), skipped, apiCalls, problems: report.failures,
     ...(stopped ? { stopped: stopped.reason } : {}), durationMs: Date.now() - started, exitCode: code,
   });
   return code;

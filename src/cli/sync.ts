@@ -279,7 +279,7 @@ export async function syncCommand(file: string, flags: SyncFlags): Promise<numbe
       input: file,
       ...(flags.job ? { job: flags.job } : {}),
       actions: report.actions,
-      counts: report.counts,
+      counts: report.counts, ...report.recreatedCount(),
       apiCalls,
       problems: report.failures,
       ...(stopped ? { stopped: stopped.reason } : {}),

@@ -13,6 +13,7 @@ import type { CrmError } from '../errors.js';
 import type { OutcomeStatus } from '../outcome.js';
 import { PARENT_NOT_FOUND, parentOf, refsOf } from './defer.js';
 import { heldParents } from './parent-held.js';
+import { decodeMark } from './payloads.js';
 import { isLost, type GroupResult, type Suspicion } from './round.js';
 import { sendGroups, type BatchParents } from './send.js';
 import { completeEntries, failEntries, releaseEntries } from './settle.js';
@@ -117,6 +118,19 @@ function refusedOnStaleParent(batch: Batch<Held>, results: readonly GroupResult[
   });
 }
 
+/**
+ * A record upsert the CRM answered created although this ledger holds another CRM id for the
+ * record (the mark its last confirmed write left, read with the claim of any of the group's
+ * writes): the record was deleted in the CRM since and has been created again.
+ */
+function recreatedFrom(group: readonly Held[], recordId: string): { previousId: string } | undefined {
+  for (const item of group) {
+    const previousId = item.mark === undefined ? null : decodeMark(item.mark).id;
+    if (previousId !== null && previousId !== recordId) return { previousId };
+  }
+  return undefined;
+}
+
 async function sendBatch(ctx: EngineContext, call: Call, batch: Batch<Held>, written: ReadonlyMap<string, string>): Promise<Sorted> {
   const { parents, fromLedger } = seedParents(ctx, batch, written);
   const seeded = { memo: new Map(parents.memo), absent: new Set(parents.absent) };
@@ -160,7 +174,8 @@ async function sendBatch(ctx: EngineContext, call: Call, batch: Batch<Held>, wri
       if (r.ok) {
         // An activity belongs to its action alone (its key is on it): finding it means this action created it.
         const status: OutcomeStatus = batch.op === 'create' || (r.created && position === 0) ? 'created' : 'updated';
-        return void out.done.push({ item, outcome: { key: item.key, status, recordId: r.recordId, attempts } });
+        const again = batch.op === 'upsert' && status === 'created' ? recreatedFrom(group, r.recordId) : undefined;
+        return void out.done.push({ item, outcome: { key: item.key, status, recordId: r.recordId, ...(again ? { recreated: again } : {}), attempts } });
       }
       const decided = { item, outcome: { key: item.key, status: 'failed' as const, error: r.error.toJSON(), attempts } };
       if (batch.op === 'create') out.lookedAt.set(decided, heldAbsentAt.get(parentKeyOf(group) ?? '') ?? ledgerStart);

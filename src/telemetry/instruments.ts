@@ -16,7 +16,10 @@ export const SpanName = {
 } as const;
 
 export const MetricName = {
-  /** Counter: action outcomes, by `crm_upsert.status`. */
+  /**
+   * Counter: action outcomes, by `crm_upsert.status`; `created` outcomes that re-created a record
+   * deleted in the CRM also carry `crm_upsert.recreated: true`.
+   */
   outcomes: 'crm_upsert.outcomes',
   /** Counter: HTTP requests sent to the CRM. */
   apiCalls: 'crm_upsert.api.calls',
@@ -35,6 +38,8 @@ export const Attr = {
   actions: 'crm_upsert.actions',
   source: 'crm_upsert.source',
   status: 'crm_upsert.status',
+  /** Metric attribute (true) on re-created records' `created` outcomes; span attribute: how many were re-created. */
+  recreated: 'crm_upsert.recreated',
   handleStatus: 'crm_upsert.handle.status',
   method: 'crm_upsert.ledger.method',
   waitKind: 'crm_upsert.wait.kind',

@@ -58,7 +58,11 @@ function resolver(option: TelemetryOption | undefined): { current: () => Instrum
   return { current, last: () => resolved };
 }
 
-const outcomeCounts = (outcomes: readonly Outcome[]) => countsBy(OUTCOME_PREFIX, outcomes.map((o) => o.status));
+/** Counts by status, and how many created records were re-created (when any). */
+const outcomeCounts = (outcomes: readonly Outcome[]): Record<string, number> => {
+  const recreated = outcomes.filter((o) => o.recreated).length;
+  return { ...countsBy(OUTCOME_PREFIX, outcomes.map((o) => o.status)), ...(recreated > 0 ? { [Attr.recreated]: recreated } : {}) };
+};
 
 async function flushProviders(r: Resolved | undefined, timeoutMs: number): Promise<void> {
   if (!r) return;
@@ -105,7 +109,14 @@ export function syncTelemetry(options: { telemetry?: TelemetryOption; adapter: C
     };
   const counted = (outcomes: readonly Outcome[], inst: Instruments) => {
     const counts = outcomeCounts(outcomes);
-    for (const [attr, n] of Object.entries(counts)) inst.outcomes.add(n, { [Attr.crm]: adapter.name, [Attr.status]: attr.slice(OUTCOME_PREFIX.length) });
+    const recreated = counts[Attr.recreated] ?? 0;
+    for (const [attr, n] of Object.entries(counts)) {
+      if (!attr.startsWith(OUTCOME_PREFIX)) continue;
+      const status = attr.slice(OUTCOME_PREFIX.length);
+      const plain = status === 'created' ? n - recreated : n;
+      if (plain > 0) inst.outcomes.add(plain, { [Attr.crm]: adapter.name, [Attr.status]: status });
+    }
+    if (recreated > 0) inst.outcomes.add(recreated, { [Attr.crm]: adapter.name, [Attr.status]: 'created', [Attr.recreated]: true });
     return counts;
   };
   return {

@@ -205,6 +205,25 @@ describe('telemetry', () => {
     expect(byKind.budget!.count).toBe(budgetWaits.length);
   });
 
+  it('counts records deleted in the CRM and created again: created outcomes marked recreated, and a span count', async () => {
+    const o = otel();
+    const adapter = hubspotAdapter({ accessToken: TOKEN, basePath, objects, rateBudget: virtualBudget() });
+    const sync = createSync({ adapter, ledger: memoryLedger(), sleep: async () => undefined, telemetry: { tracerProvider: o.tracerProvider, meterProvider: o.meterProvider } });
+    const written = await sync.applyMany([contact(11), contact(12)]);
+    expect(fake.delete('contacts', written[0]!.recordId!)).toBe(true);
+    const again = (n: number) => ({ ...contact(n), eventId: `evt-9b2c-${n}-again`, fields: { ...contact(n).fields, firstname: 'Zelda again' } });
+    const outcomes = await sync.applyMany([again(11), again(12), contact(13)]);
+    expect(outcomes.map((x) => [x.status, x.recreated?.previousId])).toEqual([['created', written[0]!.recordId], ['updated', undefined], ['created', undefined]]);
+    await sync.close();
+
+    const applies = o.exporter.getFinishedSpans().filter((s) => s.name === SpanName.applyMany);
+    expect(applies.map((s) => s.attributes['crm_upsert.recreated'])).toEqual([undefined, 1]);
+    expect(applies[1]!.attributes).toMatchObject({ 'crm_upsert.outcome.created': 2, 'crm_upsert.outcome.updated': 1 });
+    const counted = (await points(o.reader, MetricName.outcomes)).map((p) => [p.attributes['crm_upsert.status'], p.attributes['crm_upsert.recreated'], p.value]);
+    expect(counted).toEqual(expect.arrayContaining([['created', undefined, 3], ['created', true, 1], ['updated', undefined, 1]]));
+    expect(counted).toHaveLength(3);
+  });
+
   it('puts no field value, email, external id, event id or key in any span, event or metric attribute', async () => {
     const o = otel();
     const adapter = hubspotAdapter({ accessToken: TOKEN, basePath, objects, rateBudget: virtualBudget() });
