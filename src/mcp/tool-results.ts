@@ -108,7 +108,7 @@ function textOf(o: Outcome, s: CallSubject): string {
     case 'created':
       return s.tool.op === 'create'
         ? `created: ${s.tool.object} ${o.recordId ?? ''} on ${record}${protection(s)}`
-        : `created: ${record}${id}${protection(s)}`;
+        : `created: ${record}${id}${o.recreated ? ` again: it was ${o.recreated.previousId} and is gone from the CRM (deleted or merged away)` : ''}${protection(s)}`;
     case 'updated':
       return `updated: ${record}${o.recordId ? ` (${o.recordId})` : ''}${protection(s)}`;
     case 'unchanged':
@@ -147,6 +147,7 @@ export function callResult(o: Outcome, s: CallSubject, issues?: readonly Validat
     ...(s.dedupe ? { dedupe: s.dedupe } : {}),
     ...(o.normalized ? { normalized: o.normalized.map((n) => ({ field: n.field, from: n.from, to: n.to })) } : {}),
     ...(problems.length > 0 ? { problems } : {}),
+    ...(o.recreated ? { recreated: { previousId: o.recreated.previousId } } : {}),
   };
   const fixed = o.normalized ? ` (values brought to the CRM's form: ${o.normalized.map((n) => `${n.field} ${JSON.stringify(n.from)} -> ${JSON.stringify(n.to)}`).join(', ')})` : '';
   return {

@@ -254,6 +254,10 @@ export const callResultSchema = z.object({
     .optional()
     .describe('Values of this call brought to the CRM\'s form before the write (what you sent, what was written): send them that way next time.'),
   problems: z.array(problemSchema).optional().describe('rejected: each argument at fault and why; fix them and call again (nothing was written).'),
+  recreated: z
+    .object({ previousId: z.string().describe('The CRM id this record had when it was last written through this ledger.') })
+    .optional()
+    .describe('created: the record had been written before and was gone from the CRM (deleted or merged away), so it was created again under a new id.'),
 });
 export type CallResult = z.infer<typeof callResultSchema>;
 

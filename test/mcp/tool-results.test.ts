@@ -22,6 +22,7 @@ describe('callResult', () => {
     ['created note', out('created', { recordId: '123' }), note, 'created: note 123 on contact "zd-1" (idempotencyKey "k1": calling again with it returns this result)'],
     ['created contact', out('created', { recordId: '77' }), contact, 'created: contact "zd-1" as 77 (idempotencyKey "k1": calling again with it returns this result)'],
     ['keyless note', out('created', { recordId: '123' }), keylessNote, 'created: note 123 on contact "zd-1" (no idempotencyKey: an identical note on this record within 10 min of 2026-12-01T10:03:00Z is suppressed; pass one to make a retry a replay at any time)'],
+    ['re-created contact', out('created', { recordId: '78', recreated: { previousId: '77' } }), contact, 'created: contact "zd-1" as 78 again: it was 77 and is gone from the CRM (deleted or merged away) (idempotencyKey "k1": calling again with it returns this result)'],
     ['updated', out('updated', { recordId: '77' }), contact, 'updated: contact "zd-1" (77) (idempotencyKey "k1": calling again with it returns this result)'],
     ['unchanged', out('unchanged', { recordId: '77', attempts: 0 }), contact, 'unchanged: contact "zd-1" (77) already holds these values; nothing was sent'],
     ['replayed note', out('replayed', { recordId: '123', attempts: 0 }), note, 'replayed: this note was already created as 123 (no new record)'],
@@ -43,6 +44,7 @@ describe('callResult', () => {
   it('carries status, key, record id, the agent key and what protected a keyless call', () => {
     expect(callResult(out('created', { recordId: '1' }), note).structuredContent).toEqual({ status: 'created', key: 'v1:e:abc', idempotencyKey: 'k1', recordId: '1' });
     expect(callResult(out('suppressed', { recordId: '1' }), keylessNote).structuredContent).toEqual({ status: 'suppressed', key: 'v1:e:abc', recordId: '1', dedupe });
+    expect(callResult(out('created', { recordId: '78', recreated: { previousId: '77' } }), contact).structuredContent).toEqual({ status: 'created', key: 'v1:e:abc', idempotencyKey: 'k1', recordId: '78', recreated: { previousId: '77' } });
     expect(callResult(out('failed', { error: crmError }), note).structuredContent).toMatchObject({ error: { code: 'CRM', message: '503 Service Unavailable', retryable: true } });
   });
 
