@@ -14,7 +14,6 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Redis } from 'ioredis';
 import pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import { hubspotAdapter } from '../../adapters/hubspot/index.js';
@@ -25,7 +24,7 @@ import { PARENT_NOT_FOUND } from '../../src/engine/defer.js';
 import { PARENT_IN_FLIGHT } from '../../src/engine/parent-held.js';
 import { createSync, openLedger, type Outcome, type Sync } from '../../src/index.js';
 import { unlimitedRateBudget } from '../../src/rate-budget.js';
-import { postgresUrl, REDIS_URL, redisUrl, runId } from '../helpers/services.js';
+import { dropRedisKeys, postgresUrl, redisUrl, runId } from '../helpers/services.js';
 import { objects, TOKEN } from './hubspot-helpers.js';
 
 const N = 400;
@@ -65,19 +64,7 @@ async function redisLedger(): Promise<LedgerUnderTest | undefined> {
   const prefix = `{${runId()}}:`;
   return {
     url, options: { keyPrefix: prefix },
-    async drop() {
-      const c = new Redis(REDIS_URL);
-      try {
-        for (let cursor = '0'; ;) {
-          const [next, keys] = await c.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 1_000);
-          if (keys.length > 0) await c.del(...keys);
-          cursor = next;
-          if (cursor === '0') break;
-        }
-      } finally {
-        await c.quit();
-      }
-    },
+    drop: () => dropRedisKeys(prefix),
   };
 }
 

@@ -9,11 +9,10 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Redis } from 'ioredis';
 import pg from 'pg';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createSync, openLedger } from '../../src/index.js';
-import { postgresUrl, REDIS_URL, redisUrl, runId } from '../helpers/services.js';
+import { dropRedisKeys, postgresUrl, redisUrl, runId } from '../helpers/services.js';
 import { harness, type Harness } from './hubspot-helpers.js';
 
 const fast = { retries: 4, minTimeoutMs: 5, maxTimeoutMs: 20 };
@@ -130,19 +129,7 @@ async function redisLedger(): Promise<LedgerUnderTest | undefined> {
   const prefix = `{${runId()}}:`;
   return {
     url, options: { keyPrefix: prefix },
-    async drop() {
-      const c = new Redis(REDIS_URL);
-      try {
-        for (let cursor = '0'; ;) {
-          const [next, keys] = await c.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 1_000);
-          if (keys.length > 0) await c.del(...keys);
-          cursor = next;
-          if (cursor === '0') break;
-        }
-      } finally {
-        await c.quit();
-      }
-    },
+    drop: () => dropRedisKeys(prefix),
   };
 }
 

@@ -75,3 +75,18 @@ export const postgresUrl = (): Promise<string | undefined> => requireService('po
 
 /** REDIS_URL when Redis answers; undefined (skip) when it does not, a failure in CI. */
 export const redisUrl = (): Promise<string | undefined> => requireService(`redis at ${REDIS_URL}`, reachableRedis, 10_000);
+
+/** Deletes every Redis key under `prefix` (a test's own keys), in pages. */
+export async function dropRedisKeys(prefix: string): Promise<void> {
+  const c = new Redis(REDIS_URL);
+  try {
+    for (let cursor = '0'; ;) {
+      const [next, keys] = await c.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 1_000);
+      if (keys.length > 0) await c.del(...keys);
+      cursor = next;
+      if (cursor === '0') break;
+    }
+  } finally {
+    await c.quit();
+  }
+}

@@ -7,7 +7,6 @@
  * once worker 0 wrote the contacts the workers' retries create every note once. In CI an
  * unreachable Redis fails this file.
  */
-import { Redis } from 'ioredis';
 import { describe, expect, it } from 'vitest';
 import { hubspotAdapter } from '../../adapters/hubspot/index.js';
 import { fakeHubSpot } from '../../adapters/testing/index.js';
@@ -16,7 +15,7 @@ import { PARENT_IN_FLIGHT } from '../../src/engine/parent-held.js';
 import { createSync, openLedger, type Outcome, type Sync } from '../../src/index.js';
 import { unlimitedRateBudget } from '../../src/rate-budget.js';
 import { objects, TOKEN } from '../e2e/hubspot-helpers.js';
-import { REDIS_URL, runId } from '../helpers/services.js';
+import { dropRedisKeys, runId } from '../helpers/services.js';
 import { redisUrl } from './services.js';
 
 const url = await redisUrl();
@@ -32,19 +31,6 @@ const contacts = Array.from({ length: N }, (_, i) => contact(i));
 const notes = Array.from({ length: N }, (_, i) => note(i));
 const DONE = new Set(['created', 'updated', 'unchanged', 'replayed']);
 
-async function dropKeys(prefix: string): Promise<void> {
-  const c = new Redis(REDIS_URL);
-  try {
-    for (let cursor = '0'; ;) {
-      const [next, keys] = await c.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 1_000);
-      if (keys.length > 0) await c.del(...keys);
-      cursor = next;
-      if (cursor === '0') break;
-    }
-  } finally {
-    await c.quit();
-  }
-}
 
 describe('four workers on one Redis ledger, a note whose contact another worker is writing', () => {
   it.skipIf(url === undefined)('reports in_flight, never failed, and a retry creates it once the contact is written: 20 contacts, 20 notes, no duplicate', async () => {
@@ -120,7 +106,7 @@ describe('four workers on one Redis ledger, a note whose contact another worker 
       open();
       await Promise.all(workers.map((w) => w.close()));
       await front.close();
-      await dropKeys(prefix);
+      await dropRedisKeys(prefix);
     }
   }, 60_000);
 });
