@@ -46,6 +46,14 @@ export interface RecordWrite {
   externalId: string;
   fields: Fields;
   links?: LinkRef[];
+  /**
+   * The record's CRM id as this ledger's last confirmed write of it left it (its mark), from any
+   * process on that ledger; absent when this ledger never wrote the record, or when its last
+   * write may not have reached the CRM. Not verified: the record may have been deleted or merged
+   * away in the CRM since. An adapter may address the record by it (a CRM without an upsert on
+   * the external id), and must then treat a "gone" answer as the record missing, never as written.
+   */
+  knownId?: string;
 }
 
 /**

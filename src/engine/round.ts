@@ -5,6 +5,7 @@
  */
 import type { ActivityWrite, BatchContext, LinkRef, RecordWrite, WriteResult } from '../adapter.js';
 import type { Batch } from '../batcher.js';
+import { decodeMark } from './payloads.js';
 import type { Held } from './types.js';
 
 /** A group whose claim was lost while it waited: another worker holds it now. */
@@ -65,6 +66,15 @@ function unionLinks(lists: readonly (readonly LinkRef[] | undefined)[]): { links
   return links.length > 0 ? { links } : {};
 }
 
+/** The record's CRM id from the marks the group's claims read (the same record, one mark), if one is known. */
+function knownIdOf(group: readonly Held[]): { knownId?: string } {
+  for (const item of group) {
+    const id = item.mark === undefined ? null : decodeMark(item.mark).id;
+    if (id !== null) return { knownId: id };
+  }
+  return {};
+}
+
 export function openRound(batch: Batch<Held>, groups: Held[][], context: BatchContext, suspicion: Suspicion): Round {
   const writes = groups.map((group) => {
     const lead = group[0]!;
@@ -72,7 +82,7 @@ export function openRound(batch: Batch<Held>, groups: Held[][], context: BatchCo
     const fields = Object.assign({}, ...ordered.map((i) => i.action.fields)) as RecordWrite['fields'];
     const links = unionLinks(ordered.map((i) => i.action.links));
     return batch.op === 'upsert'
-      ? ({ key: lead.key, object: batch.object, externalId: lead.action.externalId!, fields, ...links } satisfies RecordWrite)
+      ? ({ key: lead.key, object: batch.object, externalId: lead.action.externalId!, fields, ...links, ...knownIdOf(group) } satisfies RecordWrite)
       : ({ key: lead.key, object: batch.object, parent: lead.action.target!, fields, ...links } satisfies ActivityWrite);
   });
   const results: (GroupResult | undefined)[] = new Array(groups.length);
