@@ -70,6 +70,12 @@ export const coreConfigShape = {
    * Default `auto`.
    */
   verifyCreates: z.enum(['auto', 'always', 'after-failure']).default('auto'),
+  /**
+   * How writes to one record are ordered over time. `event` (default): a field is not written by an
+   * event older than the one that last set it through this ledger (the older action is
+   * `superseded`). `arrival`: the last write to arrive wins, as the CRM itself does.
+   */
+  order: z.enum(['event', 'arrival']).default('event'),
   /** The engine's retries of CRM calls; each field defaults as in `createSync`. */
   retry: retryConfigSchema.optional(),
   /** Replaces the adapter's in-process budget (hubspot.rateLimit) with one shared across processes. */

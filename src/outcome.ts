@@ -5,6 +5,7 @@ export const OutcomeStatus = {
   created: 'created',
   updated: 'updated',
   unchanged: 'unchanged',
+  superseded: 'superseded',
   replayed: 'replayed',
   inFlight: 'in_flight',
   suppressed: 'suppressed',
@@ -24,6 +25,19 @@ export interface Outcome {
    * it again. `previousId`: the CRM id the ledger held for it.
    */
   recreated?: { previousId: string };
+  /**
+   * Fields of this action left to a newer value (order over time): a newer event already set them
+   * through this ledger, or a newer action of the same call set them to another value. On
+   * `superseded` every field of the action; on `updated` / `created` the ones not sent.
+   */
+  superseded?: string[];
+  /** With `superseded`: the event time (ISO) of the newest value that stands in their place. */
+  newerAt?: string;
+  /**
+   * `arrival` on an upsert without `occurredAt` (accepted with `requireOccurredAt: false`): it was
+   * ordered against other events by when it arrived, as it carries no event time of its own.
+   */
+  orderedBy?: 'arrival';
   /**
    * Why it was rejected or failed, or why a create is `in_flight` when the record it attaches to is
    * being written by another worker (`vendorCode` PARENT_IN_FLIGHT): secret-free, with the field

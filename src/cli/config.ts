@@ -124,12 +124,13 @@ export function ledgerUrl(config: Pick<Config, 'ledger'> | undefined, flag: stri
 export const DEFAULT_CLI_LEASE_MS = 60_000;
 
 /** The engine settings a config carries: everything `createSync` takes besides the adapter and the ledger. */
-export function engineSettings(config: Config): Required<Pick<SyncOptions, 'dedupeWindowMs' | 'leaseMs' | 'requireOccurredAt' | 'verifyCreates'>> & Pick<SyncOptions, 'retry' | 'normalize'> {
+export function engineSettings(config: Config): Required<Pick<SyncOptions, 'dedupeWindowMs' | 'leaseMs' | 'requireOccurredAt' | 'verifyCreates' | 'order'>> & Pick<SyncOptions, 'retry' | 'normalize'> {
   return {
     dedupeWindowMs: config.dedupeWindowMs,
     leaseMs: config.leaseMs ?? DEFAULT_CLI_LEASE_MS,
     requireOccurredAt: config.requireOccurredAt,
     verifyCreates: config.verifyCreates,
+    order: config.order,
     ...(config.retry ? { retry: config.retry } : {}),
     ...(config.normalize !== undefined ? { normalize: config.normalize } : {}),
   };

@@ -4,7 +4,7 @@
 import { ConfigError, LedgerError } from '../errors.js';
 
 export const ExitCode = {
-  /** Every action completed, replayed, unchanged or suppressed. */
+  /** Every action completed, replayed, unchanged, superseded or suppressed. */
   ok: 0,
   /** Some action was rejected, failed or left in flight (each is in the report). */
   problems: 1,
@@ -27,7 +27,7 @@ export type ExitCode = (typeof ExitCode)[keyof typeof ExitCode];
 
 /** The exit codes as `--help` and docs/cli.md list them. */
 export const EXIT_CODES_HELP = `Exit codes:
-  0        every action completed, replayed, unchanged or suppressed
+  0        every action completed, replayed, unchanged, superseded or suppressed
   1        some action rejected, failed or in flight (each in the report)
   2        usage, config or auth error (checked before the first write where possible)
   3        another run of the same --job holds the lock

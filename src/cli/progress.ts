@@ -37,7 +37,7 @@ export interface ProgressOptions {
 }
 
 /** Outcome statuses in the order the summary table lists them. */
-const STATUS_ORDER = ['created', 'updated', 'unchanged', 'replayed', 'suppressed', 'in_flight', 'rejected', 'failed'];
+const STATUS_ORDER = ['created', 'updated', 'unchanged', 'superseded', 'replayed', 'suppressed', 'in_flight', 'rejected', 'failed'];
 const BAR_WIDTH = 24;
 const MIN_SHOWN_WAIT_MS = 500;
 

@@ -1,7 +1,7 @@
 /**
  * The run report (`--report PATH`, DESIGN.md): counts per outcome status, how many of the created
  * records had been written before and deleted in the CRM since (re-created), CRM API calls, and one
- * problem per line that did not end completed/replayed/unchanged/suppressed, with its reason.
+ * problem per line that did not end completed/replayed/unchanged/superseded/suppressed, with its reason.
  */
 import { writeFile } from 'node:fs/promises';
 import { dirname } from 'node:path';

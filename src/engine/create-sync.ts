@@ -33,6 +33,7 @@ import { completeEntries, failEntries } from './settle.js';
 import type { Call, Decided, EngineContext, Planned } from './types.js';
 import { unchangedStage } from './unchanged.js';
 import { windowStage } from './window.js';
+import { orderStage } from './order.js';
 import { writeStage } from './write.js';
 import { hash as digest } from 'node:crypto';
 import { linkLevels } from './link-levels.js';
@@ -100,6 +101,14 @@ export interface SyncOptions {
    * (its `bornAt`) plus BIRTH_MARGIN_MS: a new or moved ledger cannot vouch for those.
    */
   verifyCreates?: 'auto' | 'always' | 'after-failure';
+  /**
+   * How writes to one record are ordered over time. `event` (default): the ledger keeps, per record
+   * and field, the event time of the newest value written through it, and a field is not sent for
+   * an older event (that action is `superseded`, or `updated` listing the fields it left); writes
+   * of one record from several workers go one at a time. `arrival`: the last write to arrive wins,
+   * and no field times are kept.
+   */
+  order?: 'event' | 'arrival';
   /** How long a confirmed dedupe-window slot is kept, so a late identical create is still caught, ms. Default 7 days (at least the window). */
   windowRetentionMs?: number;
   /**
@@ -209,6 +218,7 @@ export function engineContext(options: SyncOptions, telemetry: SyncTelemetry = s
     maxLinks: options.maxLinks,
     linkLevels: linkLevels(adapter.objects, adapter.name),
     normalize: options.normalize ?? true,
+    order: options.order ?? 'event',
     retry: options.retry,
     window: dedupeWindow(ledger, { windowMs, pendingMs: leaseMs, keepMs: options.windowRetentionMs ?? Math.max(DEFAULT_WINDOW_RETENTION_MS, retentionMs ?? 0) }),
     quota: quotaPause({ now, pauseMs: options.quotaPauseMs ?? DEFAULT_QUOTA_PAUSE_MS }),
@@ -218,6 +228,12 @@ export function engineContext(options: SyncOptions, telemetry: SyncTelemetry = s
     verifiesBefore: () => (verifyBefore ??= verify !== 'auto' ? Promise.resolve(-Infinity) : birthLine(ledger)),
   };
 }
+
+const ORDERED: ReadonlySet<Outcome['status']> = new Set(['created', 'updated', 'unchanged', 'superseded']);
+
+/** An upsert written without an event time was ordered by its arrival: its outcome says so. */
+const orderedBy = (ctx: EngineContext, { item, outcome }: Decided): Outcome =>
+  ctx.order === 'event' && item.op === 'upsert' && item.action.occurredAt === undefined && ORDERED.has(outcome.status) ? { ...outcome, orderedBy: 'arrival' } : outcome;
 
 /**
  * How a call runs. `lookedUp`: a walk's lookup already read these keys (none was answered).
@@ -243,12 +259,13 @@ async function runCall(ctx: EngineContext, leaders: readonly Planned[], options:
     const claimed = await claimStage(ctx, call, leaders, options.lookedUp);
     const windowed = await windowStage(ctx, call, claimed.held);
     const same = unchangedStage(windowed.pass);
-    const deferral = options.defer ? deferStage(ctx, same.pass) : { pass: same.pass, deferred: [] };
-    await completeEntries(ctx, call, [...windowed.suppressed, ...same.unchanged]);
+    const ordered = orderStage(ctx, same.pass);
+    const deferral = options.defer ? deferStage(ctx, ordered.pass) : { pass: ordered.pass, deferred: [] };
+    await completeEntries(ctx, call, [...windowed.suppressed, ...same.unchanged, ...ordered.superseded]);
     await failEntries(ctx, call, deferral.deferred, false);
     options.defer?.(deferral.deferred.map((d) => d.item.index));
     const written = await writeStage(ctx, call, deferral.pass);
-    const decided = new Map<number, Outcome>([...claimed.answered, ...windowed.suppressed, ...windowed.yielded, ...same.unchanged, ...deferral.deferred, ...written].map((d: Decided) => [d.item.index, d.outcome]));
+    const decided = new Map<number, Outcome>([...claimed.answered, ...windowed.suppressed, ...windowed.yielded, ...same.unchanged, ...ordered.superseded, ...deferral.deferred, ...written].map((d: Decided) => [d.item.index, orderedBy(ctx, d)]));
     for (const d of await followStage(ctx, call, windowed.followers, (leader) => decided.get(leader.index)!)) decided.set(d.item.index, d.outcome);
     return decided;
   } finally {

@@ -110,20 +110,34 @@ export function decodeEventResult(value: Json | null): EventResult {
 
 /**
  * A record's "last written" mark: the hash of the fields this ledger last confirmed written to it
- * and the record's CRM id; both null in the unknown mark a possibly written upsert leaves.
+ * and the record's CRM id; both null in the unknown mark a possibly written upsert leaves. `t`:
+ * per field, the event time (epoch ms) of the newest value written (or possibly written) to it
+ * through this ledger; a field it does not name, or a mark without `t` (written before field times
+ * were kept, or under `order: 'arrival'`), is of unknown time and is written as it comes.
  */
 export interface RecordMark {
   h: string | null;
   id: string | null;
+  t?: Readonly<Record<string, number>>;
 }
 
-export const encodeMark = (m: RecordMark): string => JSON.stringify({ h: m.h, id: m.id });
+export const encodeMark = (m: RecordMark): string => JSON.stringify(m.t === undefined ? { h: m.h, id: m.id } : { h: m.h, id: m.id, t: m.t });
+
+/** Field times as stored: only finite numbers count. */
+function fieldTimes(v: unknown): Record<string, number> | undefined {
+  if (!isObject(v)) return undefined;
+  const out: Record<string, number> = {};
+  for (const [field, at] of Object.entries(v)) if (typeof at === 'number' && Number.isFinite(at)) out[field] = at;
+  return out;
+}
 
 /** A stored mark; text that is not one reads as the unknown mark. */
 export function decodeMark(text: string): RecordMark {
   try {
     const v = JSON.parse(text) as unknown;
-    return isObject(v) ? { h: str(v.h) ?? null, id: str(v.id) || null } : { h: null, id: null };
+    if (!isObject(v)) return { h: null, id: null };
+    const t = fieldTimes(v.t);
+    return { h: str(v.h) ?? null, id: str(v.id) || null, ...(t ? { t } : {}) };
   } catch {
     return { h: null, id: null };
   }

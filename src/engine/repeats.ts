@@ -80,7 +80,7 @@ export function splitRepeats(planned: readonly Planned[]): { leaders: Planned[];
 }
 
 export function repeatOutcome(item: Planned, lead: Outcome): Outcome {
-  const done = WRITTEN.has(lead.status) || lead.status === 'replayed' || lead.status === 'suppressed';
+  const done = WRITTEN.has(lead.status) || lead.status === 'superseded' || lead.status === 'replayed' || lead.status === 'suppressed';
   const status: OutcomeStatus = done ? (item.keyless ? 'suppressed' : 'replayed') : lead.status;
   return { ...lead, status, attempts: 0 };
 }

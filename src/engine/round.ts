@@ -79,7 +79,8 @@ export function openRound(batch: Batch<Held>, groups: Held[][], context: BatchCo
   const writes = groups.map((group) => {
     const lead = group[0]!;
     const ordered = inEventOrder(group);
-    const fields = Object.assign({}, ...ordered.map((i) => i.action.fields)) as RecordWrite['fields'];
+    // What each sends: an upsert leaves out the fields a newer event already set (order.ts).
+    const fields = Object.assign({}, ...ordered.map((i) => i.sends ?? i.action.fields)) as RecordWrite['fields'];
     const links = unionLinks(ordered.map((i) => i.action.links));
     return batch.op === 'upsert'
       ? ({ key: lead.key, object: batch.object, externalId: lead.action.externalId!, fields, ...links, ...knownIdOf(group) } satisfies RecordWrite)

@@ -7,6 +7,7 @@
  * upsert also makes the record's mark unknown, so the next write to it is never judged unchanged.
  * Released claims (nothing written) are claimable again at once.
  */
+import { advancedTimes } from './order.js';
 import { encodeActionFailure, encodeActionResult, encodeMark } from './payloads.js';
 import { inEventOrder } from './round.js';
 import { WRITTEN, type Call, type Decided, type EngineContext, type Held, type Planned } from './types.js';
@@ -16,27 +17,43 @@ export const UNKNOWN_MARK = encodeMark({ h: null, id: null });
 
 /**
  * The items that set their record's mark: of the writes to one record settled together (coalesced
- * into one write), the latest event's, whose values are the ones the record now holds.
+ * into one write), the latest event's, whose values are the ones the record now holds; with the
+ * field times all of them advance (order.ts).
  */
-function markers(owned: readonly Decided[]): Set<Planned> {
-  const latest = new Map<string, Planned>();
+function markers(ctx: EngineContext, owned: readonly (Decided & { item: Held })[]): Map<Planned, Record<string, number> | undefined> {
+  const latest = new Map<string, Held>();
+  const writers = new Map<string, Held[]>();
   for (const { item, outcome: o } of owned) {
     if (!item.markId || !o.recordId || !WRITTEN.has(o.status)) continue;
+    writers.set(item.markId, [...(writers.get(item.markId) ?? []), item]);
     const seen = latest.get(item.markId);
     if (!seen || inEventOrder([seen, item])[1] === item) latest.set(item.markId, item);
   }
-  return new Set(latest.values());
+  return new Map([...latest].map(([markId, item]) => [item, advancedTimes(ctx, writers.get(markId)!)]));
+}
+
+/** The unknown mark a possibly written upsert leaves: no hash, no id, and its fields' times advanced (they may hold its values). */
+function unknownMarks(ctx: EngineContext, items: readonly Held[]): Map<Held, string> {
+  const byRecord = new Map<string, Held[]>();
+  for (const item of items) if (item.markId) byRecord.set(item.markId, [...(byRecord.get(item.markId) ?? []), item]);
+  const out = new Map<Held, string>();
+  for (const group of byRecord.values()) {
+    const t = advancedTimes(ctx, group);
+    for (const item of group) out.set(item, t === undefined ? UNKNOWN_MARK : encodeMark({ h: null, id: null, t }));
+  }
+  return out;
 }
 
 export async function completeEntries(ctx: EngineContext, call: Call, decided: readonly Decided[]): Promise<void> {
   const owned = decided.filter((d): d is Decided & { item: Held } => 'token' in d.item);
   if (owned.length === 0) return;
   call.keeper.drop(owned.map((d) => d.item.key));
-  const marking = markers(owned);
+  const marking = markers(ctx, owned);
   await ctx.ledger.complete(
     owned.map(({ item, outcome: o }) => {
       const result = encodeActionResult({ status: o.status, ...(o.recordId ? { recordId: o.recordId } : {}) });
-      const mark = marking.has(item) ? { mark: { id: item.markId!, value: encodeMark({ h: item.fieldHash ?? null, id: o.recordId! }) } } : {};
+      const t = marking.get(item);
+      const mark = marking.has(item) ? { mark: { id: item.markId!, value: encodeMark({ h: item.fieldHash ?? null, id: o.recordId!, ...(t ? { t } : {}) }) } } : {};
       return { key: item.key, token: item.token, result, retentionMs: ctx.retentionMs, ...mark };
     }),
     await ctx.clock.now(),
@@ -47,12 +64,13 @@ export async function failEntries(ctx: EngineContext, call: Call, decided: reado
   const owned = decided.filter((d): d is Decided & { item: Held } => 'token' in d.item);
   if (owned.length === 0) return;
   call.keeper.drop(owned.map((d) => d.item.key));
+  const unknown = possiblyWritten ? unknownMarks(ctx, owned.map((d) => d.item)) : new Map<Held, string>();
   await ctx.ledger.fail(
     owned.map(({ item, outcome }) => ({
       key: item.key,
       token: item.token,
       error: encodeActionFailure({ error: outcome.error!, retry: { action: item.action, at: item.at, attempts: item.entryAttempts, possiblyWritten } }),
-      ...(possiblyWritten && item.markId ? { mark: { id: item.markId, value: UNKNOWN_MARK } } : {}),
+      ...(unknown.has(item) ? { mark: { id: item.markId!, value: unknown.get(item)! } } : {}),
     })),
     await ctx.clock.now(),
   );

@@ -8,7 +8,7 @@
  */
 import type { Normalized } from '../../schemas/values.js';
 import type { Action } from '../../schemas/action.js';
-import type { CrmAdapter } from '../adapter.js';
+import type { CrmAdapter, Fields } from '../adapter.js';
 import type { DedupeWindow, HeldSlot } from '../dedupe-window.js';
 import type { LeaseKeeper } from './lease-keeper.js';
 import type { LedgerClock } from '../ledger/clock.js';
@@ -61,6 +61,12 @@ export interface Held extends Planned {
    * create is refused (write.ts).
    */
   readonly ledgerParentId?: string;
+  /**
+   * Upserts, when a newer event already set some of the action's fields through this ledger: the
+   * fields still to send (the rest are left to the newer values), and what was left.
+   */
+  readonly sends?: Readonly<Fields>;
+  readonly leftByTime?: LeftToNewer;
   /** The pending dedupe-window slot this item holds. */
   readonly slot?: HeldSlot;
   /**
@@ -68,6 +74,12 @@ export interface Held extends Planned {
    * (identical creates in the window that may have committed), looked up with its own key.
    */
   readonly deadHolderKeys?: readonly string[];
+}
+
+/** Fields an action left to newer values, and the event time (epoch ms) of the newest of those. */
+export interface LeftToNewer {
+  readonly fields: readonly string[];
+  readonly newerAt: number;
 }
 
 export interface Decided {
@@ -96,6 +108,8 @@ export interface EngineContext {
   readonly maxLinks?: number;
   /** Record object -> its link level: upserts are written lowest level first (link-levels.ts). */
   readonly linkLevels: ReadonlyMap<string, number>;
+  /** `event`: field times decide (order.ts); `arrival`: the last write wins. */
+  readonly order: 'event' | 'arrival';
   /** Bring values to the CRM's form where that cannot change their meaning (with field definitions). */
   readonly normalize: boolean;
   readonly retry?: RetryOptions;

@@ -12,6 +12,7 @@ import { planBatches, type Batch } from '../batcher.js';
 import type { CrmError } from '../errors.js';
 import type { OutcomeStatus } from '../outcome.js';
 import { PARENT_NOT_FOUND, parentOf, refsOf } from './defer.js';
+import { leftReport, leftToNewer, leftWhole } from './order.js';
 import { heldParents } from './parent-held.js';
 import { decodeMark } from './payloads.js';
 import { isLost, type GroupResult, type Suspicion } from './round.js';
@@ -169,13 +170,17 @@ async function sendBatch(ctx: EngineContext, call: Call, batch: Batch<Held>, wri
   const out: Sorted = { done: [], failed: [], unsent: [], refused: [], lost: [], waiting: [], lookedAt: new Map() };
   batch.groups.forEach((group, g) => {
     const r = results[g]!;
+    // Of several actions on one record, those whose every value a newer one replaced are superseded;
+    // the first action that stands reports the record created.
+    const left = batch.op === 'upsert' && r.ok ? leftToNewer(group) : new Map<Held, never>();
+    const creator = group.findIndex((item) => !leftWhole(item, left.get(item)));
     group.forEach((item, position) => {
       if (isLost(r)) return void out.lost.push({ item, outcome: { key: item.key, status: 'in_flight', attempts } });
       if (r.ok) {
         // An activity belongs to its action alone (its key is on it): finding it means this action created it.
-        const status: OutcomeStatus = batch.op === 'create' || (r.created && position === 0) ? 'created' : 'updated';
+        const status: OutcomeStatus = batch.op === 'create' || (r.created && position === creator) ? 'created' : leftWhole(item, left.get(item)) ? 'superseded' : 'updated';
         const again = batch.op === 'upsert' && status === 'created' ? recreatedFrom(group, r.recordId) : undefined;
-        return void out.done.push({ item, outcome: { key: item.key, status, recordId: r.recordId, ...(again ? { recreated: again } : {}), attempts } });
+        return void out.done.push({ item, outcome: { key: item.key, status, recordId: r.recordId, ...(again ? { recreated: again } : {}), ...leftReport(left.get(item)), attempts } });
       }
       const decided = { item, outcome: { key: item.key, status: 'failed' as const, error: r.error.toJSON(), attempts } };
       if (batch.op === 'create') out.lookedAt.set(decided, heldAbsentAt.get(parentKeyOf(group) ?? '') ?? ledgerStart);

@@ -101,6 +101,9 @@ function suppressedText(s: CallSubject, id: string): string {
   return `suppressed: ${what}: ${why}`;
 }
 
+/** The fields an update left to newer values, in words. */
+const leftText = (o: Outcome) => (o.superseded?.length ? `; not sent, as a newer event already set them${o.newerAt ? ` (${o.newerAt})` : ''}: ${o.superseded.join(', ')}` : '');
+
 function textOf(o: Outcome, s: CallSubject): string {
   const id = o.recordId ? ` as ${o.recordId}` : '';
   const record = recordOf(s);
@@ -110,7 +113,9 @@ function textOf(o: Outcome, s: CallSubject): string {
         ? `created: ${s.tool.object} ${o.recordId ?? ''} on ${record}${protection(s)}`
         : `created: ${record}${id}${o.recreated ? ` again: it was ${o.recreated.previousId} and is gone from the CRM (deleted or merged away)` : ''}${protection(s)}`;
     case 'updated':
-      return `updated: ${record}${o.recordId ? ` (${o.recordId})` : ''}${protection(s)}`;
+      return `updated: ${record}${o.recordId ? ` (${o.recordId})` : ''}${leftText(o)}${protection(s)}`;
+    case 'superseded':
+      return `superseded: ${record}${o.recordId ? ` (${o.recordId})` : ''} already holds newer values${o.newerAt ? ` (from ${o.newerAt})` : ''} for ${o.superseded?.join(', ') ?? 'these fields'}, so nothing was sent; to change them, send a call with a later occurredAt`;
     case 'unchanged':
       return `unchanged: ${record}${o.recordId ? ` (${o.recordId})` : ''} already holds these values; nothing was sent`;
     case 'replayed':
@@ -148,6 +153,7 @@ export function callResult(o: Outcome, s: CallSubject, issues?: readonly Validat
     ...(o.normalized ? { normalized: o.normalized.map((n) => ({ field: n.field, from: n.from, to: n.to })) } : {}),
     ...(problems.length > 0 ? { problems } : {}),
     ...(o.recreated ? { recreated: { previousId: o.recreated.previousId } } : {}),
+    ...(o.superseded ? { superseded: [...o.superseded], ...(o.newerAt ? { newerAt: o.newerAt } : {}) } : {}),
   };
   const fixed = o.normalized ? ` (values brought to the CRM's form: ${o.normalized.map((n) => `${n.field} ${JSON.stringify(n.from)} -> ${JSON.stringify(n.to)}`).join(', ')})` : '';
   return {

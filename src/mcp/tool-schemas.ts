@@ -235,7 +235,7 @@ export type Problem = z.infer<typeof problemSchema>;
 
 /** The structured result of every write tool. */
 export const callResultSchema = z.object({
-  status: z.enum(statusValues).describe('created | updated | unchanged | replayed | suppressed | in_flight | rejected | failed'),
+  status: z.enum(statusValues).describe('created | updated | unchanged | superseded | replayed | suppressed | in_flight | rejected | failed'),
   key: z.string().describe('The ledger key of this call (empty when the arguments were refused): pass it, or your idempotencyKey, to get_outcome.'),
   idempotencyKey: z.string().optional(),
   recordId: z.string().optional().describe('The CRM record id.'),
@@ -258,6 +258,11 @@ export const callResultSchema = z.object({
     .object({ previousId: z.string().describe('The CRM id this record had when it was last written through this ledger.') })
     .optional()
     .describe('created: the record had been written before and was gone from the CRM (deleted or merged away), so it was created again under a new id.'),
+  superseded: z
+    .array(z.string())
+    .optional()
+    .describe('Fields of this call left to a newer value: a newer event (a later occurredAt) already set them, so they were not sent. On status superseded: every field of the call.'),
+  newerAt: z.string().optional().describe('With superseded: the time of the newest event whose value stands.'),
 });
 export type CallResult = z.infer<typeof callResultSchema>;
 

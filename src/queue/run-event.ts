@@ -69,7 +69,7 @@ export function failureReason(result: HandleResult): string {
   return `${bad.length} of ${result.outcomes.length} actions did not complete: ${why}`;
 }
 
-const SETTLED = new Set(['created', 'updated', 'unchanged', 'replayed', 'suppressed']);
+const SETTLED = new Set(['created', 'updated', 'unchanged', 'superseded', 'replayed', 'suppressed']);
 const refKey = (object: string, externalId: string) => `${object}\u0000${externalId}`;
 
 /**

@@ -166,12 +166,12 @@ describe('a keyless upsert is never bucketed away: a correction is written', () 
     expect(crm.adapter.apiCalls()).toBe(calls);
   });
 
-  it('applies several keyless upserts of one record in one call in event-time order, input order breaking ties: one write, the latest value wins', async () => {
+  it('applies several keyless upserts of one record in one call in event-time order, input order breaking ties: one write, the latest value wins, the others superseded', async () => {
     const { crm, ledger, clock } = await seeded();
     const sync = worker({ crm, ledger, clock });
     const calls = crm.calls.upsert;
     const out = await sync.applyMany([stage(T0 + 2 * MIN, 'customer'), stage(T0, 'lead'), stage(T0 + MIN, 'opportunity')]);
-    expect(statuses(out)).toEqual(['updated', 'updated', 'updated']);
+    expect(statuses(out)).toEqual(['updated', 'superseded', 'superseded']);
     expect(crm.calls.upsert).toBe(calls + 1);
     expect(crm.records('contact')[0]!.fields.lifecyclestage).toBe('customer');
     // The record's mark is the latest event's: the same value again is unchanged, the older one is a change.
@@ -179,7 +179,7 @@ describe('a keyless upsert is never bucketed away: a correction is written', () 
     expect((await sync.apply(stage(T0 + 3 * MIN, 'customer'))).status).toBe('unchanged');
     expect(crm.adapter.apiCalls()).toBe(after);
     const tie = await sync.applyMany([stage(T0 + 4 * MIN, 'lead'), stage(T0 + 4 * MIN, 'evangelist')]);
-    expect(statuses(tie)).toEqual(['updated', 'updated']);
+    expect(statuses(tie)).toEqual(['superseded', 'updated']);
     expect(crm.records('contact')[0]!.fields.lifecyclestage).toBe('evangelist');
   });
 
