@@ -134,7 +134,8 @@ export async function claimStage(ctx: EngineContext, call: Call, all: readonly P
     const recovered = claim.entry.attempts > 1 && !surelyUnwritten(claim.entry);
     const marked = claim.mark === undefined ? {} : item.markId !== undefined ? { mark: claim.mark } : parentIdOf(claim.mark);
     const dead = claim.deadSeenAt !== undefined ? { deadSeenAt: claim.deadSeenAt } : {};
-    held.push(extend(item, { token: claim.token!, entryAttempts: claim.entry.attempts, recovered, ...marked, ...dead }));
+    const holder = claim.holder && item.markId !== undefined ? { holder: claim.holder } : {};
+    held.push(extend(item, { token: claim.token!, entryAttempts: claim.entry.attempts, recovered, ...marked, ...dead, ...holder }));
   });
   // Long calls (rate limits, model calls, slow CRMs) keep every claim alive while we work.
   call.keeper.hold(held.map((i) => ({ key: i.key, token: i.token })));

@@ -34,6 +34,7 @@ import type { Call, Decided, EngineContext, Planned } from './types.js';
 import { unchangedStage } from './unchanged.js';
 import { windowStage } from './window.js';
 import { orderStage } from './order.js';
+import { recordHoldStage } from './record-hold.js';
 import { writeStage } from './write.js';
 import { hash as digest } from 'node:crypto';
 import { linkLevels } from './link-levels.js';
@@ -257,7 +258,8 @@ async function runCall(ctx: EngineContext, leaders: readonly Planned[], options:
     const verifyAll = writesCreates && (await ctx.verifiesEveryCreate());
     const call: Call = { keeper, verifyAll, verifyBefore: writesCreates && !verifyAll ? await ctx.verifiesBefore() : -Infinity };
     const claimed = await claimStage(ctx, call, leaders, options.lookedUp);
-    const windowed = await windowStage(ctx, call, claimed.held);
+    const hold = await recordHoldStage(ctx, call, claimed.held);
+    const windowed = await windowStage(ctx, call, hold.held);
     const same = unchangedStage(windowed.pass);
     const ordered = orderStage(ctx, same.pass);
     const deferral = options.defer ? deferStage(ctx, ordered.pass) : { pass: ordered.pass, deferred: [] };
@@ -265,7 +267,7 @@ async function runCall(ctx: EngineContext, leaders: readonly Planned[], options:
     await failEntries(ctx, call, deferral.deferred, false);
     options.defer?.(deferral.deferred.map((d) => d.item.index));
     const written = await writeStage(ctx, call, deferral.pass);
-    const decided = new Map<number, Outcome>([...claimed.answered, ...windowed.suppressed, ...windowed.yielded, ...same.unchanged, ...ordered.superseded, ...deferral.deferred, ...written].map((d: Decided) => [d.item.index, orderedBy(ctx, d)]));
+    const decided = new Map<number, Outcome>([...claimed.answered, ...hold.waited, ...windowed.suppressed, ...windowed.yielded, ...same.unchanged, ...ordered.superseded, ...deferral.deferred, ...written].map((d: Decided) => [d.item.index, orderedBy(ctx, d)]));
     for (const d of await followStage(ctx, call, windowed.followers, (leader) => decided.get(leader.index)!)) decided.set(d.item.index, d.outcome);
     return decided;
   } finally {

@@ -12,7 +12,7 @@ import type { CrmAdapter, Fields } from '../adapter.js';
 import type { DedupeWindow, HeldSlot } from '../dedupe-window.js';
 import type { LeaseKeeper } from './lease-keeper.js';
 import type { LedgerClock } from '../ledger/clock.js';
-import type { LedgerBackend } from '../ledger/types.js';
+import type { ClaimHolder, LedgerBackend } from '../ledger/types.js';
 import type { Outcome, OutcomeStatus } from '../outcome.js';
 import type { RetryOptions } from '../retry.js';
 import type { ParentMemo } from './parents.js';
@@ -53,8 +53,10 @@ export interface Held extends Planned {
    * sent just before dying may still be on its way to the CRM (recover.ts waits for it).
    */
   readonly deadSeenAt?: number;
-  /** The record's "last written" mark when the claim asked for it. */
+  /** The record's "last written" mark when the claim asked for it (read again after waiting for a holder). */
   readonly mark?: string;
+  /** Upserts: the claim the record's holder mark named before this one (record-hold.ts). */
+  readonly holder?: ClaimHolder;
   /**
    * Creates: the parent's CRM id from its mark, as this ledger's last confirmed write of that
    * record left it. Not verified against the CRM: a record deleted there since is caught when the

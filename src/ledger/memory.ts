@@ -3,6 +3,7 @@
  * one microtask, which makes each batch atomic against every other caller in the process.
  */
 import type {
+  ClaimHolder,
   ClaimRequest,
   ClaimResult,
   CompleteRequest,
@@ -37,15 +38,22 @@ export function memoryLedger(options: MemoryLedgerOptions = {}): LedgerBackend {
   /** Above every token of a pruned entry: a key that comes back starts over it. */
   let floor = 0;
 
+  /** The entry a holder mark names, when it is another key's. */
+  const holderOf = (key: string | undefined, claimant: string): ClaimHolder | undefined => {
+    const entry = key === undefined || key === claimant ? undefined : entries.get(key);
+    return entry ? { key: entry.key, status: entry.status, leaseUntil: entry.leaseUntil } : undefined;
+  };
+
   const claimOne = (req: ClaimRequest, now: number): ClaimResult => {
     const existing = entries.get(req.key) ?? null;
     const mark = req.markId === undefined ? undefined : marks.get(req.markId);
     const decision = decideClaim(existing, req, now, floor);
     if (decision.action === ClaimAction.answer) return { key: req.key, outcome: decision.outcome, entry: copy(existing!), mark };
     const entry = takenEntry(existing, req, now, decision);
+    const holder = req.holds === undefined ? undefined : holderOf(marks.get(req.holds), req.key);
     entries.set(req.key, entry);
     if (req.holds !== undefined) marks.set(req.holds, req.key);
-    return { key: req.key, outcome: 'claimed', token: entry.token, entry: copy(entry), mark };
+    return { key: req.key, outcome: 'claimed', token: entry.token, entry: copy(entry), mark, ...(holder ? { holder } : {}) };
   };
 
   const fenced = (ref: TokenRef): LedgerEntry | undefined => {
@@ -115,6 +123,9 @@ export function memoryLedger(options: MemoryLedgerOptions = {}): LedgerBackend {
         const entry = key === undefined ? undefined : entries.get(key);
         return entry ? copy(entry) : null;
       });
+    },
+    async readMarks(ids) {
+      return ids.map((id) => marks.get(id) ?? null);
     },
     async list(options: ListOptions = {}) {
       const bytes = (k: string) => Buffer.from(k, 'utf8');

@@ -8,6 +8,7 @@ import { dirname, resolve } from 'node:path';
 import Database from 'better-sqlite3';
 import { LedgerError } from '../errors.js';
 import type {
+  EntryStatus,
   ClaimRequest, ClaimResult, CompleteRequest, FailRequest, LedgerBackend, LedgerEntry,
   ListOptions, TokenRef, WindowAcquireRequest, WindowSettleRequest, WindowSlot,
 } from './types.js';
@@ -221,6 +222,13 @@ export function sqliteLedger(options: SqliteLedgerOptions): LedgerBackend {
     }),
     getMany: (keys: readonly string[]) => read('getMany', keys.map(() => null) as (LedgerEntry | null)[], (d) => lookup(d)(keys)),
     heldBy: (ids: readonly string[]) => read('heldBy', ids.map(() => null) as (LedgerEntry | null)[], (d) => holders(d)(ids)),
+    readMarks: (ids: readonly string[]) => read('readMarks', ids.map(() => null) as (string | null)[], (d) => {
+      if (ids.length === 0) return [];
+      const out: (string | null)[] = ids.map(() => null);
+      const rows = d.prepare<[string], { i: number; value: string }>('SELECT j.key AS i, m.value AS value FROM json_each(?) j JOIN marks m ON m.id = j.value').all(JSON.stringify(ids));
+      for (const row of rows) out[row.i] = row.value;
+      return out;
+    }),
     list: (opts: ListOptions = {}) => read('list', [] as LedgerEntry[], (d) => {
       const where: string[] = [];
       const params: (string | number)[] = [];
@@ -250,7 +258,7 @@ export function sqliteLedger(options: SqliteLedgerOptions): LedgerBackend {
   return writableLedger(db, checkFile, reads);
 }
 
-type Reads = Pick<LedgerBackend, 'get' | 'list' | 'close'> & Required<Pick<LedgerBackend, 'getMany' | 'heldBy' | 'isDurable' | 'bornAt'>>;
+type Reads = Pick<LedgerBackend, 'get' | 'list' | 'close'> & Required<Pick<LedgerBackend, 'getMany' | 'heldBy' | 'readMarks' | 'isDurable' | 'bornAt'>>;
 
 function writableLedger(db: Database.Database, checkFile: () => void, reads: Reads): LedgerBackend {
   const q = {
@@ -263,6 +271,9 @@ function writableLedger(db: Database.Database, checkFile: () => void, reads: Rea
       created_at, updated_at, expires_at, owner) VALUES ($key, $fingerprint, $status, $token, $lease_until, $attempts, $result, $error,
       $created_at, $updated_at, $expires_at, $owner) ON CONFLICT (key) DO NOTHING`),
     mark: db.prepare<[string], { value: string }>('SELECT value FROM marks WHERE id = ?'),
+    // The entries the batch's holder marks name ([id or null, ...] as JSON), before any claim of it moves them.
+    holders: db.prepare<[string], { i: number; key: string; status: EntryStatus; lease_until: number | null }>(`SELECT j.key AS i,
+      e.key AS key, e.status AS status, e.lease_until AS lease_until FROM json_each(?) j JOIN marks m ON m.id = j.value JOIN entries e ON e.key = m.value`),
     setMark: db.prepare('INSERT INTO marks (id, value) VALUES (?, ?) ON CONFLICT (id) DO UPDATE SET value = excluded.value'),
     // [[id, value], ...] as JSON, in order: a later pair for the same id wins.
     setMarks: db.prepare(`INSERT INTO marks (id, value) SELECT j.value ->> 0, j.value ->> 1 FROM json_each(?) j WHERE true
@@ -368,7 +379,12 @@ function writableLedger(db: Database.Database, checkFile: () => void, reads: Rea
     // Only prune raises the floor, and not inside this transaction: one read serves the batch.
     claim: batch('claim', (reqs: ClaimRequest[], now) => {
       const floor = q.floor.get()?.value ?? 0;
+      const before = reqs.some((r) => r.holds !== undefined) ? q.holders.all(JSON.stringify(reqs.map((r) => r.holds ?? null))) : [];
       const results = reqs.map((r) => claimOne(r, now, floor));
+      for (const h of before) {
+        const result = results[h.i]!;
+        if (result.outcome === 'claimed' && h.key !== result.key) result.holder = { key: h.key, status: h.status, leaseUntil: h.lease_until === null ? null : Number(h.lease_until) };
+      }
       // One statement for the batch's holder marks, after every mark was read (as Postgres reads
       // its snapshot): a statement per claim would double the cost of a first run's claims.
       const held = reqs.flatMap((r, i) => (r.holds !== undefined && results[i]!.outcome === 'claimed' ? [[r.holds, r.key]] : []));

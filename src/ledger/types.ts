@@ -92,6 +92,13 @@ export type ClaimOutcome =
   /** The key exists with a different fingerprint. */
   | 'conflict';
 
+/** The claim a `holds` mark named before another claim took it: its key, status and lease. */
+export interface ClaimHolder {
+  key: string;
+  status: EntryStatus;
+  leaseUntil: number | null;
+}
+
 export interface ClaimResult {
   key: string;
   outcome: ClaimOutcome;
@@ -101,6 +108,14 @@ export interface ClaimResult {
   entry: LedgerEntry;
   /** Set when `markId` was asked and a mark exists. */
   mark?: string;
+  /**
+   * Set on a `claimed` answer to a request with `holds`, when that mark named another key that
+   * has an entry: that key's status and lease as they were when this claim was taken (before this
+   * request, or before its batch: a backend that reads the batch's marks up front reports the
+   * latter for a mark several requests of the batch name). A live in-progress holder is another
+   * claim writing the same record right now: the engine waits for it before judging its write.
+   */
+  holder?: ClaimHolder;
 }
 
 export interface CompleteRequest {
@@ -183,6 +198,13 @@ export interface EntryStore {
    * Optional: without it such an activity fails as parent-missing.
    */
   heldBy?(ids: readonly string[]): Promise<(LedgerEntry | null)[]>;
+  /**
+   * Read-only, one round trip: the value stored under each mark id (null where none), in the order
+   * asked. The engine reads a record's mark again after waiting for another claim writing that
+   * record. Optional: without it (or without `getMany`), writes to one record from several
+   * workers are not put in order.
+   */
+  readMarks?(ids: readonly string[]): Promise<(string | null)[]>;
   list(options?: ListOptions): Promise<LedgerEntry[]>;
   /** Delete entries whose `expiresAt` passed, and completed/failed entries last updated before `olderThan` (if given). Returns how many. */
   prune(now: number, olderThan?: number): Promise<number>;

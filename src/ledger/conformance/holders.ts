@@ -65,6 +65,35 @@ export function holdersSuite({ t: { describe, it, expect, readOnly }, ledger, cl
       expect(await ledger().list()).toHaveLength(0);
     });
 
+    it('answers a taken claim with the claim the mark named before it: its key, status and lease', async () => {
+      const a = await claimOne(req('a', { holds: 'h' }), T0);
+      expect(a.holder).toBeUndefined();
+      // Another key writing the same record while a holds it: a is reported live.
+      const b = await claimOne(req('b', { holds: 'h' }), T0 + 1);
+      expect(b.holder).toEqual({ key: 'a', status: 'in_progress', leaseUntil: T0 + LEASE });
+      await ledger().complete([{ key: 'a', token: a.token!, result: 'ok' }], T0 + 2);
+      await ledger().fail([{ key: 'b', token: b.token!, error: 'no' }], T0 + 3);
+      expect((await claimOne(req('c', { holds: 'h' }), T0 + 4)).holder).toEqual({ key: 'b', status: 'failed', leaseUntil: null });
+      // Not taken: no holder. The key the mark names itself: no holder.
+      expect((await claimOne(req('c', { holds: 'h' }), T0 + 5)).holder).toBeUndefined();
+      await ledger().release([{ key: 'c', token: 1 }], T0 + 6);
+      const again = await claimOne(req('c', { holds: 'h' }), T0 + 6);
+      expect(again).toMatchObject({ outcome: 'claimed' });
+      expect(again.holder).toBeUndefined();
+      // A mark naming a key whose entry is gone names no holder.
+      expect((await claimOne(req('d', { holds: 'h-unset' }), T0 + 7)).holder).toBeUndefined();
+    });
+
+    it('reads marks as stored, in the order asked, writing nothing', async () => {
+      const l = ledger();
+      expect(typeof l.readMarks).toBe('function');
+      const a = await claimOne(req('a', { holds: 'h' }), T0);
+      await l.complete([{ key: 'a', token: a.token!, result: 'ok', mark: { id: 'm1', value: '{"h":"x"}' } }], T0 + 1);
+      expect(await l.readMarks!(['m2', 'm1', 'h'])).toEqual([null, '{"h":"x"}', 'a']);
+      expect(await l.readMarks!([])).toEqual([]);
+      expect((await claimOne(req('b', { markId: 'm1' }), T0 + 2)).mark).toBe('{"h":"x"}');
+    });
+
     if (readOnly) {
       it('reads through a read-only open, and finds nothing in a ledger that was never created', async () => {
         await claimOne(req('k1', { holds: 'h' }), T0);

@@ -5,7 +5,7 @@ import { missingDriverMessage, PEERS, requireOptional } from '../../optional-pac
 import { ClaimAction, decideClaim } from '../decide-claim.js';
 import { connect, encodeJson, entryFromRow, ledgerFailure, readOnlyRefusal } from '../kit/index.js';
 import type {
-  ClaimRequest, ClaimResult, CompleteRequest, FailRequest, LedgerBackend, LedgerEntry,
+  ClaimHolder, ClaimRequest, ClaimResult, CompleteRequest, EntryStatus, FailRequest, LedgerBackend, LedgerEntry,
   ListOptions, TokenRef, WindowAcquireRequest, WindowSettleRequest, WindowSlot,
 } from '../types.js';
 import type { PgQueryable, PostgresLedgerOptions } from './options.js';
@@ -19,6 +19,13 @@ const num = (v: unknown): number => Number(v);
 const pick = (row: Row, acquired: boolean): WindowSlot => ({
   acquired, owner: String(row.owner), confirmed: row.confirmed === true, expiresAt: num(row.expires_at),
 });
+
+/** The holder a taken claim's row names, when it is another key. */
+function holderOf(row: Row, key: string): { holder?: ClaimHolder } {
+  if (row.holder_key === null || row.holder_key === undefined || row.holder_key === key) return {};
+  const lease = row.holder_lease === null || row.holder_lease === undefined ? null : num(row.holder_lease);
+  return { holder: { key: String(row.holder_key), status: String(row.holder_status) as EntryStatus, leaseUntil: lease } };
+}
 
 /** What a claim that did not take `entry` reports, or undefined when decideClaim says it should have: the row it read is stale. */
 function notTaken(entry: LedgerEntry, r: ClaimRequest, now: number): ClaimResult['outcome'] | undefined {
@@ -132,7 +139,7 @@ export function postgresLedger(options: PostgresLedgerOptions): LedgerBackend {
       if (row.key === null || row.key === undefined) return undefined;
       const entry = entryFromRow(row);
       const base = { key: r.key, entry, ...(row.mark === null || row.mark === undefined ? {} : { mark: String(row.mark) }) };
-      if (row.taken === true && first) return { ...base, outcome: 'claimed', token: entry.token };
+      if (row.taken === true && first) return { ...base, outcome: 'claimed', token: entry.token, ...holderOf(row, r.key) };
       if (row.taken === true) return { ...base, outcome: entry.fingerprint === r.fingerprint ? 'in_progress' : 'conflict' };
       const outcome = notTaken(entry, r, now);
       return outcome === undefined ? undefined : { ...base, outcome };
@@ -188,6 +195,13 @@ export function postgresLedger(options: PostgresLedgerOptions): LedgerBackend {
       const byKey = new Map<string, LedgerEntry>();
       for (const row of await read('getMany', sql.getMany, [keys])) byKey.set(String(row.key), entryFromRow(row));
       return keys.map((k) => byKey.get(k) ?? null);
+    },
+
+    readMarks: async (ids) => {
+      if (ids.length === 0) return [];
+      const found = new Map<number, string>();
+      for (const row of await read('readMarks', sql.readMarks, [ids])) found.set(num(row.ord), String(row.value));
+      return ids.map((_, i) => found.get(i + 1) ?? null);
     },
 
     heldBy: async (ids) => {

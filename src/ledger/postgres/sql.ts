@@ -64,8 +64,10 @@ export function statements(t: Tables, readOnly: boolean) {
       SELECT ${COLS}, false FROM ${t.entries}
         WHERE key IN (SELECT key FROM input) AND key NOT IN (SELECT key FROM taken)
     )
-    SELECT i.ord, r.*, m.value AS mark
+    -- The holder a taken claim's holds mark named, as the statement's snapshot has it (before the batch).
+    SELECT i.ord, r.*, m.value AS mark, he.key AS holder_key, he.status AS holder_status, he.lease_until AS holder_lease
       FROM input i LEFT JOIN rows r ON r.key = i.key LEFT JOIN ${t.marks} m ON m.id = i.mark_id
+        LEFT JOIN ${t.marks} hm ON hm.id = i.holds LEFT JOIN ${t.entries} he ON he.key = hm.value
       ORDER BY i.ord`;
 
   // Every statement that writes several entries locks them in key order, as the claim's insert
@@ -155,6 +157,7 @@ export function statements(t: Tables, readOnly: boolean) {
     getMany: `SELECT ${readCols} FROM ${t.entries} e WHERE key IN (SELECT unnest($1::text[]))`,
     heldBy: `SELECT i.ord, ${readCols} FROM unnest($1::text[]) WITH ORDINALITY AS i(id, ord)
       JOIN ${t.marks} m ON m.id = i.id JOIN ${t.entries} e ON e.key = m.value`,
+    readMarks: `SELECT i.ord, m.value FROM unnest($1::text[]) WITH ORDINALITY AS i(id, ord) JOIN ${t.marks} m ON m.id = i.id`,
     list: `SELECT ${readCols} FROM ${t.entries} e
       WHERE ($1::text IS NULL OR status = $1) AND ($2::text IS NULL OR key > $2)
       ORDER BY key LIMIT $3`,

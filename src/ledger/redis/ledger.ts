@@ -4,7 +4,7 @@ import { LedgerError } from '../../errors.js';
 import { missingDriverMessage, PEERS, requireOptional } from '../../optional-package.js';
 import { connect, encodeJson, entryFromValues, ledgerFailure, readOnlyRefusal } from '../kit/index.js';
 import type {
-  ClaimRequest, ClaimResult, CompleteRequest, FailRequest, LedgerBackend, LedgerEntry,
+  ClaimHolder, ClaimRequest, ClaimResult, CompleteRequest, EntryStatus, FailRequest, LedgerBackend, LedgerEntry,
   ListOptions, TokenRef, WindowAcquireRequest, WindowSettleRequest, WindowSlot,
 } from '../types.js';
 import { durabilityProbe } from './durability.js';
@@ -21,6 +21,13 @@ const SCAN_CHUNK = 500;
 const num = (v: Reply | undefined): number => Number(v);
 /** A field the script answered `false` for (absent) as the codec's null. */
 const or = (v: string | false | undefined): string | null => (v === false || v === undefined ? null : v);
+
+/** The holder a claim reply names ({key, status, lease}, false for none). */
+function holderOf(v: unknown): { holder?: ClaimHolder } {
+  if (!Array.isArray(v) || typeof v[0] !== 'string') return {};
+  const lease = typeof v[2] === 'string' ? Number(v[2]) : null;
+  return { holder: { key: v[0], status: String(v[1]) as EntryStatus, leaseUntil: lease } };
+}
 
 export function redisLedger(options: RedisLedgerOptions): LedgerBackend {
   const prefix = options.prefix ?? '{crm-upsert}:';
@@ -80,13 +87,13 @@ export function redisLedger(options: RedisLedgerOptions): LedgerBackend {
             key: r.key, fingerprint: String(r.fingerprint), status: 'in_progress', token: Number(a[1]), leaseUntil: Number(a[3]), attempts: 1,
             result: null, error: null, createdAt: at, updatedAt: at, owner: r.owner ?? null, expiresAt: null,
           };
-          const fresh: ClaimResult = { key: r.key, outcome: 'claimed', entry, token: entry.token };
+          const fresh: ClaimResult = { key: r.key, outcome: 'claimed', entry, token: entry.token, ...holderOf(a[5]) };
           if (a[4] !== false && a[4] !== undefined) fresh.mark = a[4];
           return fresh;
         }
         const entry = entryFromValues([r.key, a[1], a[2], a[3], or(a[4]), a[5], or(a[6]), or(a[7]), a[8], a[9], or(a[10]), or(a[11])]);
         const result: ClaimResult = { key: r.key, outcome: a[0] as ClaimResult['outcome'], entry };
-        if (result.outcome === 'claimed') result.token = entry.token;
+        if (result.outcome === 'claimed') Object.assign(result, { token: entry.token, ...holderOf(a[13]) });
         if (a[12] !== false && a[12] !== undefined) result.mark = a[12];
         return result;
       });
@@ -138,6 +145,12 @@ export function redisLedger(options: RedisLedgerOptions): LedgerBackend {
         const a = reply[i];
         return Array.isArray(a) ? entryFromValues([key, ...a.map((v) => (v === false ? null : v))]) : null;
       });
+    },
+
+    readMarks: async (ids) => {
+      if (ids.length === 0) return [];
+      const reply = JSON.parse(String(await call('readMarks', 'crmUpsertLedgerReadMarks', JSON.stringify(ids)))) as (string | false)[];
+      return ids.map((_, i) => (typeof reply[i] === 'string' ? (reply[i] as string) : null));
     },
 
     heldBy: async (ids) => {

@@ -44,7 +44,8 @@ end
  * being the request's own. A request is {key, fingerprint, leaseMs, retryFailed, markId, owner,
  * holds}, false for an absent one. The floor is read once per batch (a claim never raises it) and the
  * index gets every fresh key in one ZADD. Otherwise a reply is {outcome, the entry's fields, mark},
- * false for none. Answers one JSON text, as GET_MANY does.
+ * false for none. Both end with the holder the holds mark named before a taken claim moved it
+ * ({key, status, lease}, false for none). Answers one JSON text, as GET_MANY does.
  */
 const CLAIM = `${PRELUDE}
 local top
@@ -91,12 +92,21 @@ for i, r in ipairs(reqs) do
   end
   local mark = false
   if r[5] then mark = redis.call('GET', P .. 'm:' .. r[5]) end
-  -- after the mark was read: a claim reports the marks as they were before it
-  if r[7] and (outcome == 'fresh' or outcome == 'claimed') then redis.call('SET', P .. 'm:' .. r[7], key) end
+  -- after the mark was read: a claim reports the marks as they were before it, and the claim
+  -- the holds mark named before it moves ({key, status, lease}, false for none)
+  local holder = false
+  if r[7] and (outcome == 'fresh' or outcome == 'claimed') then
+    local hk = redis.call('GET', P .. 'm:' .. r[7])
+    if hk and hk ~= key then
+      local he = redis.call('HMGET', P .. 'e:' .. hk, 'st', 'lease')
+      if he[1] then holder = {hk, he[1], he[2] or false} end
+    end
+    redis.call('SET', P .. 'm:' .. r[7], key)
+  end
   if outcome == 'fresh' then
-    out[i] = {outcome, e[1], e[2], e[3], mark}
+    out[i] = {outcome, e[1], e[2], e[3], mark, holder}
   else
-    out[i] = {outcome, e[1], e[2], e[3], e[4], e[5], e[6], e[7], e[8], e[9], e[10], e[11], mark}
+    out[i] = {outcome, e[1], e[2], e[3], e[4], e[5], e[6], e[7], e[8], e[9], e[10], e[11], mark, holder}
   end
 end
 if #added > 0 then redis.call('ZADD', idx, unpack(added)) end
@@ -217,6 +227,15 @@ for i, id in ipairs(cjson.decode(ARGV[2])) do
 end
 return cjson.encode(out)`;
 
+/** For each mark id of ARGV[2] (a JSON array), its value, false for none; one JSON text. */
+const READ_MARKS = `
+local P = ARGV[1]
+local out = {}
+for i, id in ipairs(cjson.decode(ARGV[2])) do
+  out[i] = redis.call('GET', P .. 'm:' .. id)
+end
+return cjson.encode(out)`;
+
 /**
  * Scans up to ARGV[3] index members after ARGV[2]; returns {lastScanned, matches...}. Drops index
  * members of vanished entries unless ARGV[6] (read-only) is '1'.
@@ -281,6 +300,7 @@ export const SCRIPTS = {
   crmUpsertLedgerWindowSettle: WINDOW_SETTLE,
   crmUpsertLedgerGetMany: GET_MANY,
   crmUpsertLedgerHeldBy: HELD_BY,
+  crmUpsertLedgerReadMarks: READ_MARKS,
   crmUpsertLedgerList: LIST,
   crmUpsertLedgerPrune: PRUNE,
   crmUpsertLedgerBornAt: BORN_AT,
