@@ -259,7 +259,7 @@ export async function runChaos(o: ChaosOptions): Promise<Record<string, unknown>
 }
 
 /** Drop the run's Postgres tables (`prefix` + each name) or delete its Redis keys (everything under `prefix`). */
-async function dropStore(url: string, prefix: string, tables: string[]): Promise<void> {
+export async function dropStore(url: string, prefix: string, tables: string[]): Promise<void> {
   if (/^rediss?:/i.test(url)) {
     const { Redis } = await import('ioredis');
     const client = new Redis(url);

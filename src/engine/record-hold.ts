@@ -59,7 +59,8 @@ export async function recordHoldStage(ctx: EngineContext, call: Call, held: read
   if (ctx.order === 'arrival' || !ctx.ledger.getMany || !ctx.ledger.readMarks) return { held: [...held], waited: [] };
   const ours = new Set(held.map((i) => i.key));
   const now = await ctx.clock.now();
-  const blocked = held.filter((i) => i.holder && !ours.has(i.holder.key) && i.holder.status === 'in_progress' && (i.holder.leaseUntil ?? 0) > now);
+  // A holder with no known lease was claimed concurrently (ledger/types.ts `holder`): its entry is read.
+  const blocked = held.filter((i) => i.holder && !ours.has(i.holder.key) && i.holder.status === 'in_progress' && (i.holder.leaseUntil === null || i.holder.leaseUntil > now));
   if (blocked.length === 0) return { held: [...held], waited: [] };
   const alive = await waitFor(ctx, new Set(blocked.map((i) => i.holder!.key)), Math.min(MAX_WAIT_MS, ctx.leaseMs));
   const stuck = blocked.filter((i) => alive.has(i.holder!.key));

@@ -165,6 +165,11 @@ export function openLedger(url: string, options: OpenLedgerOptions = {}): Ledger
       const b = await ready();
       return b.heldBy ? b.heldBy(ids) : ids.map(() => null);
     },
+    // Every backend this opens reads marks too.
+    readMarks: async (ids) => {
+      const b = await ready();
+      return b.readMarks ? b.readMarks(ids) : ids.map(() => null);
+    },
     list: async (options) => (await ready()).list(options),
     prune: async (now, olderThan) => (await writable('prune')).prune(now, olderThan),
     windowAcquire: async (requests, now) => (await writable('windowAcquire')).windowAcquire(requests, now),

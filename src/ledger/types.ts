@@ -113,7 +113,9 @@ export interface ClaimResult {
    * has an entry: that key's status and lease as they were when this claim was taken (before this
    * request, or before its batch: a backend that reads the batch's marks up front reports the
    * latter for a mark several requests of the batch name). A live in-progress holder is another
-   * claim writing the same record right now: the engine waits for it before judging its write.
+   * claim writing the same record right now: the engine waits for it before judging its write. A
+   * backend that cannot read the holder's entry atomically with the claim (Postgres, for a claim
+   * taken concurrently) reports it `in_progress` with `leaseUntil: null`: the engine reads it.
    */
   holder?: ClaimHolder;
 }

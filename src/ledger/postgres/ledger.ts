@@ -20,9 +20,14 @@ const pick = (row: Row, acquired: boolean): WindowSlot => ({
   acquired, owner: String(row.owner), confirmed: row.confirmed === true, expiresAt: num(row.expires_at),
 });
 
-/** The holder a taken claim's row names, when it is another key. */
+/**
+ * The holder a taken claim's row names, when it is another key. One whose entry the statement's
+ * snapshot does not hold took its claim a moment ago (or its entry was pruned since): reported in
+ * progress with no known lease, for the caller to read.
+ */
 function holderOf(row: Row, key: string): { holder?: ClaimHolder } {
   if (row.holder_key === null || row.holder_key === undefined || row.holder_key === key) return {};
+  if (row.holder_status === null || row.holder_status === undefined) return { holder: { key: String(row.holder_key), status: 'in_progress', leaseUntil: null } };
   const lease = row.holder_lease === null || row.holder_lease === undefined ? null : num(row.holder_lease);
   return { holder: { key: String(row.holder_key), status: String(row.holder_status) as EntryStatus, leaseUntil: lease } };
 }

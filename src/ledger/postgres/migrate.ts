@@ -2,7 +2,10 @@
 import { ConfigError, LedgerError } from '../../errors.js';
 import type { PgQueryable, PostgresTableOptions } from './options.js';
 
-/** 2: entries.owner and the token floor in `<prefix>meta`. */
+/**
+ * 2: entries.owner and the token floor in `<prefix>meta`. `marks.prior` (the holder a claim moved a
+ * holder mark from) is an addition a version 2 library ignores: added in place, version unchanged.
+ */
 const SCHEMA_VERSION = 2;
 const IDENT = /^[a-z_][a-z0-9_]{0,40}$/;
 
@@ -24,8 +27,10 @@ export function tables(options: PostgresTableOptions): Tables {
 export async function migrate(pool: PgQueryable, options: PostgresTableOptions = {}): Promise<void> {
   const t = tables(options);
   // Read-only when the tables are current, so a role with only SELECT/INSERT/UPDATE/DELETE can run.
-  const present = await pool.query('SELECT to_regclass($1) IS NOT NULL AS present', [t.version]);
-  if (present.rows[0]?.present === true && ((await currentVersion(pool, t)) ?? 0) >= SCHEMA_VERSION) return;
+  const present = await pool.query(`SELECT to_regclass($1) IS NOT NULL AS present, EXISTS (SELECT 1 FROM information_schema.columns
+    WHERE table_schema = $2 AND table_name = $3 AND column_name = 'prior') AS prior`, [t.version, t.schema, `${t.prefix}marks`]);
+  const row = present.rows[0] as { present?: boolean; prior?: boolean } | undefined;
+  if (row?.present === true && row.prior === true && ((await currentVersion(pool, t)) ?? 0) >= SCHEMA_VERSION) return;
   // One simple-protocol query runs as one implicit transaction, so the xact lock serialises
   // concurrent first uses (CREATE TABLE IF NOT EXISTS alone races on the catalog).
   await pool.query(`
@@ -49,7 +54,8 @@ export async function migrate(pool: PgQueryable, options: PostgresTableOptions =
     ALTER TABLE ${t.entries} ADD COLUMN IF NOT EXISTS owner text;
     CREATE INDEX IF NOT EXISTS "${t.prefix}entries_expires_at" ON ${t.entries} (expires_at) WHERE expires_at IS NOT NULL;
     CREATE INDEX IF NOT EXISTS "${t.prefix}entries_status_key" ON ${t.entries} (status, key);
-    CREATE TABLE IF NOT EXISTS ${t.marks} (id text PRIMARY KEY, value text NOT NULL);
+    CREATE TABLE IF NOT EXISTS ${t.marks} (id text PRIMARY KEY, value text NOT NULL, prior text);
+    ALTER TABLE ${t.marks} ADD COLUMN IF NOT EXISTS prior text;
     CREATE TABLE IF NOT EXISTS ${t.windows} (id text PRIMARY KEY, owner text NOT NULL, confirmed boolean NOT NULL, expires_at bigint NOT NULL);
     CREATE TABLE IF NOT EXISTS ${t.meta} (name text PRIMARY KEY, value bigint NOT NULL);
     -- Tokens of entries pruned before the floor existed are unknown; the highest live one is a safe start.

@@ -50,13 +50,16 @@ export function statements(t: Tables, readOnly: boolean) {
         e.error::text AS error, e.created_at, e.updated_at, e.expires_at, e.owner, true AS taken
     ),
     -- A taken key's first request names what it writes (holds); the SELECT below still reads the
-    -- marks as they were before this statement.
+    -- marks as they were before this statement. The key the mark named (prior) is read under the
+    -- row's lock, as last committed: a claim that took it a moment ago, after this statement's
+    -- snapshot (even one that created the mark), is seen, and its entry read again by the caller.
     held AS (
-      INSERT INTO ${t.marks} (id, value)
+      INSERT INTO ${t.marks} AS mk (id, value)
       SELECT DISTINCT ON (i.holds) i.holds, i.key FROM input i JOIN taken k ON k.key = i.key
         WHERE i.holds IS NOT NULL AND i.ord = (SELECT min(j.ord) FROM input j WHERE j.key = i.key)
         ORDER BY i.holds, i.ord DESC
-      ON CONFLICT (id) DO UPDATE SET value = excluded.value
+      ON CONFLICT (id) DO UPDATE SET value = excluded.value, prior = mk.value
+      RETURNING mk.id, mk.prior
     ),
     rows AS (
       SELECT * FROM taken
@@ -64,10 +67,11 @@ export function statements(t: Tables, readOnly: boolean) {
       SELECT ${COLS}, false FROM ${t.entries}
         WHERE key IN (SELECT key FROM input) AND key NOT IN (SELECT key FROM taken)
     )
-    -- The holder a taken claim's holds mark named, as the statement's snapshot has it (before the batch).
-    SELECT i.ord, r.*, m.value AS mark, he.key AS holder_key, he.status AS holder_status, he.lease_until AS holder_lease
+    -- The holder a taken claim's holds mark named before the batch, with its entry where the
+    -- statement's snapshot has it (not when it was claimed after the snapshot was taken).
+    SELECT i.ord, r.*, m.value AS mark, h.prior AS holder_key, he.status AS holder_status, he.lease_until AS holder_lease
       FROM input i LEFT JOIN rows r ON r.key = i.key LEFT JOIN ${t.marks} m ON m.id = i.mark_id
-        LEFT JOIN ${t.marks} hm ON hm.id = i.holds LEFT JOIN ${t.entries} he ON he.key = hm.value
+        LEFT JOIN held h ON h.id = i.holds LEFT JOIN ${t.entries} he ON he.key = h.prior
       ORDER BY i.ord`;
 
   // Every statement that writes several entries locks them in key order, as the claim's insert

@@ -29,6 +29,10 @@ describe('openLedger', () => {
     expect((await ledger.get('k'))!.status).toBe('in_progress');
     // The claim's holder mark is read through the wrapper, as the engine reads it.
     expect(await ledger.heldBy!(['h', 'other'])).toEqual([await ledger.get('k'), null]);
+    // Marks too, and a second claim of the record learns the first is writing it.
+    expect(await ledger.readMarks!(['h', 'other'])).toEqual(['k', null]);
+    const [second] = await ledger.claim([{ key: 'k2', fingerprint: 'f', leaseMs: 1000, holds: 'h' }], T0);
+    expect(second!.holder).toEqual({ key: 'k', status: 'in_progress', leaseUntil: T0 + 1000 });
     await ledger.close();
   });
 
