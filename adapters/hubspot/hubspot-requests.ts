@@ -8,7 +8,7 @@ import type { HubSpotObjectConfig } from './hubspot-config.js';
 type RecordConfig = Extract<HubSpotObjectConfig, { kind: 'record' }>;
 type ActivityConfig = Extract<HubSpotObjectConfig, { kind: 'activity' }>;
 
-/** One input of POST /crm/v3/objects/{objectType}/batch/upsert (the adapter adds its objectWriteTraceId). */
+/** One input of POST /crm/v3/objects/{objectType}/batch/upsert, or of …/batch/update by the id property (the adapter adds its objectWriteTraceId). */
 export interface UpsertInput { idProperty: string; id: string; properties: Record<string, string> }
 
 /** One input of POST /crm/v3/objects/{objectType}/batch/create (the adapter adds its objectWriteTraceId). */
@@ -25,6 +25,8 @@ export function hubspotProperties(fields: Fields): Record<string, string> {
 }
 
 export const upsertRequestLine = (spec: RecordConfig) => `POST /crm/v3/objects/${spec.objectType}/batch/upsert`;
+/** The update-only write of records this ledger wrote on an object with `onMissing: 'skip'`: the same inputs as the upsert's. */
+export const updateRequestLine = (spec: RecordConfig) => `POST /crm/v3/objects/${spec.objectType}/batch/update`;
 export const createRequestLine = (spec: ActivityConfig) => `POST /crm/v3/objects/${spec.objectType}/batch/create`;
 
 /** A record upsert, matched on the object's unique id property. */
