@@ -162,7 +162,7 @@ export class CrmError extends CrmSyncError {
  */
 export function recordGoneError(vendor: string, record: string, previousId: string, detail?: string): CrmError {
   return new CrmError(
-    `${record} (id ${previousId} when this ledger last wrote it) is gone from the CRM, deleted or merged away since; onMissing 'skip': not created again${detail ? ` (${detail})` : ''}`,
+    `${record} is gone from the CRM (RECORD_GONE): it had id ${previousId} when this ledger last wrote it and was deleted or merged away since${detail ? ` (${detail})` : ''}; onMissing 'skip' does not create it again`,
     { vendor, kind: CrmErrorKind.permanent, vendorCode: ErrorCode.recordGone, code: ErrorCode.recordGone },
   );
 }
