@@ -98,6 +98,26 @@ describe('onMissing on a HubSpot record object (hubspotAdapter over loopback)', 
     await sync.close();
   });
 
+  it('skip: a failed update of the known contacts is theirs alone: the contact upserted with it is created, and retried updates go out alone', async () => {
+    const sync = await setup('skip');
+    const known = await sync.apply(contact('evt-k1', 'zd-k', 'Kim'));
+    h!.fake.core.resetLog();
+    h!.fake.failNext('server_error', { endpoint: UPDATE });
+    const retried = await sync.applyMany([contact('evt-k2', 'zd-k', 'Kim L.', T0 + 1_000), contact('evt-n1', 'zd-n', 'Nia', T0 + 1_000)]);
+    expect(retried.map((o) => [o.status, o.recordId])).toEqual([['updated', known.recordId], ['created', expect.any(String)]]);
+    expect(h!.fake.counts()).toEqual({ [UPSERT]: 1, [UPDATE]: 2 });
+
+    // HubSpot refuses the update for good: only the known contact's action fails.
+    h!.fake.core.resetLog();
+    h!.fake.failNext('non_unique_id_property', { endpoint: UPDATE, times: 3 });
+    const refused = await sync.applyMany([contact('evt-k3', 'zd-k', 'Kim M.', T0 + 2_000), contact('evt-o1', 'zd-o', 'Otto', T0 + 2_000)]);
+    expect(refused.map((o) => o.status)).toEqual(['failed', 'created']);
+    expect(refused[0]!.error).toMatchObject({ retryable: false, message: expect.stringContaining('non-unique') });
+    expect(h!.fake.records('contacts').map((c) => [c.properties.ai_external_id, c.properties.firstname])).toEqual([['zd-k', 'Kim L.'], ['zd-n', 'Nia'], ['zd-o', 'Otto']]);
+    expect(h!.fake.counts()).toEqual({ [UPSERT]: 1, [UPDATE]: 1 });
+    await sync.close();
+  });
+
   it.each([undefined, 'create' as const])('onMissing %s: writes a contact deleted in HubSpot again and reports it recreated', async (onMissing) => {
     const sync = await setup(onMissing);
     const first = await sync.apply(contact('evt-1', 'zd-7', 'Ana'));
