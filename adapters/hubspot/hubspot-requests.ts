@@ -25,8 +25,6 @@ export function hubspotProperties(fields: Fields): Record<string, string> {
 }
 
 export const upsertRequestLine = (spec: RecordConfig) => `POST /crm/v3/objects/${spec.objectType}/batch/upsert`;
-/** The update-only write of records this ledger wrote on an object with `onMissing: 'skip'`: the same inputs as the upsert's. */
-export const updateRequestLine = (spec: RecordConfig) => `POST /crm/v3/objects/${spec.objectType}/batch/update`;
 export const createRequestLine = (spec: ActivityConfig) => `POST /crm/v3/objects/${spec.objectType}/batch/create`;
 
 /** A record upsert, matched on the object's unique id property. */
