@@ -28,6 +28,14 @@ export interface ObjectSpec {
   readFields?: readonly string[];
   /** record only: unique CRM fields a read may match on instead of the external id (`lookupBy`: `['email']`). */
   lookupBy?: readonly string[];
+  /**
+   * record only: what an upsert does when the record this ledger wrote before (the write carries
+   * its `knownId`) is gone from the CRM, deleted or merged away since. `create` (the default, also
+   * when absent): the CRM's upsert writes it again and the outcome says `recreated`. `skip`: it is
+   * not written; the action fails with `RECORD_GONE` (not retryable), naming the id it had. Records
+   * never written through the ledger are upserted either way.
+   */
+  onMissing?: 'create' | 'skip';
   /** What the CRM accepts as each field's value, for the fields that have a definition (field-definitions.ts). */
   definitions?: Readonly<Record<string, FieldDefinition>>;
 }

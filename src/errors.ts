@@ -13,6 +13,12 @@ export const ErrorCode = {
   keyConflict: 'KEY_CONFLICT',
   ledger: 'LEDGER',
   crm: 'CRM',
+  /**
+   * An upsert of a record this ledger wrote before, gone from the CRM since (deleted or merged
+   * away), on an object configured `onMissing: 'skip'`: nothing was written. A `CrmError` with this
+   * code (and `vendorCode`), never retryable; its message names the record's previous CRM id.
+   */
+  recordGone: 'RECORD_GONE',
   /** A `handle` event some of whose actions did not complete (it runs again on its next delivery). */
   actionsIncomplete: 'ACTIONS_INCOMPLETE',
   /** Something thrown that is not one of ours, as `serializeError` describes it. */
@@ -110,6 +116,8 @@ export interface CrmErrorOptions {
   correlationId?: string;
   /** The CRM field whose value the CRM refused (an allowlisted name): serialized as `path: fields.<field>`, as a rejected value's is. */
   field?: string;
+  /** The error's code: `CRM`, or `RECORD_GONE` for a record left gone by `onMissing: 'skip'` (`recordGoneError`). Default `CRM`. */
+  code?: typeof ErrorCode.crm | typeof ErrorCode.recordGone;
   cause?: unknown;
 }
 
@@ -125,7 +133,7 @@ export class CrmError extends CrmSyncError {
   readonly field?: string;
 
   constructor(message: string, options: CrmErrorOptions) {
-    super(ErrorCode.crm, message, { cause: options.cause, vendor: options.vendor });
+    super(options.code ?? ErrorCode.crm, message, { cause: options.cause, vendor: options.vendor });
     this.vendor = options.vendor;
     this.kind = options.kind;
     this.status = options.status;
@@ -144,6 +152,19 @@ export class CrmError extends CrmSyncError {
   override toJSON(): SerializedError {
     return { ...super.toJSON(), retryable: this.retryable, status: this.status, ...(this.vendorCode ? { vendorCode: this.vendorCode } : {}), ...(this.field ? { path: `fields.${this.field}` } : {}) };
   }
+}
+
+/**
+ * The failure of an upsert that found the record this ledger wrote gone from the CRM, on an object
+ * configured `onMissing: 'skip'` (code and vendorCode `RECORD_GONE`, permanent: retrying the same
+ * write cannot bring the record back). `record` names it (`contact "zd-7"`), `previousId` is the CRM id
+ * the ledger held for it.
+ */
+export function recordGoneError(vendor: string, record: string, previousId: string, detail?: string): CrmError {
+  return new CrmError(
+    `${record} is gone from the CRM (RECORD_GONE): it had id ${previousId} when this ledger last wrote it and was deleted or merged away since${detail ? ` (${detail})` : ''}; onMissing 'skip' does not create it again`,
+    { vendor, kind: CrmErrorKind.permanent, vendorCode: ErrorCode.recordGone, code: ErrorCode.recordGone },
+  );
 }
 
 const registeredSecrets = new Set<string>();

@@ -21,6 +21,7 @@ export {
   CrmError,
   CrmErrorKind,
   ErrorCode,
+  recordGoneError,
   redact,
   registerSecret,
   serializeError,

@@ -8,7 +8,7 @@
  */
 import type { Client as SdkClient } from '@hubspot/api-client';
 import { parentMemoKey, type ActivityWrite, type BatchContext, type CrmAdapter, type LinkRef, type ReadRequest, type RecordWrite, type WriteResult } from '../../src/adapter.js';
-import { ConfigError, CrmError, CrmErrorKind, registerSecret } from '../../src/errors.js';
+import { ConfigError, CrmError, CrmErrorKind, recordGoneError, registerSecret } from '../../src/errors.js';
 import { extend } from '../../src/extend.js';
 import { engineObjects, objectSpec, requestGate, resolveParents, writeInOrder, type Prepared } from '../kit/adapter-kit.js';
 import { HUBSPOT_SDK, loadVendorSdk } from '../kit/vendor-sdk.js';
@@ -39,6 +39,17 @@ const noResult = (extra: string[] = []) =>
   new CrmError(`HubSpot answered without a result for this input; it may have been written${extra.length > 0 ? ` (unmatched errors: ${extra.join('; ')})` : ''}`, {
     vendor: 'hubspot', kind: CrmErrorKind.transient, ambiguous: true, vendorCode: 'NO_RESULT',
   });
+
+/**
+ * An update-only write's result: HubSpot's batch update answers an id no record holds with an
+ * OBJECT_NOT_FOUND error for it (a 207, `context.ids` naming it: third-party fixtures of
+ * `batch/update`, e.g. rudderlabs/rudder-transformer's HubSpot tests; HubSpot's reference documents
+ * the 207 shape, not this category for it [I]): the record this ledger wrote is gone, RECORD_GONE.
+ */
+function goneIfNotFound(object: string, c: RecordConfig, w: RecordWrite, r: WriteResult): WriteResult {
+  if (r.ok || r.error.vendorCode !== 'OBJECT_NOT_FOUND') return r;
+  return { ok: false, error: recordGoneError(VENDOR, `${object} ${JSON.stringify(w.externalId)}`, w.knownId!, `no ${c.objectType} record has ${c.idProperty}=${w.externalId}`) };
+}
 
 /**
  * Map a batch response back to inputs: by objectWriteTraceId (the input index), then by a
@@ -207,13 +218,29 @@ export function hubspotAdapter(options: HubSpotAdapterOptions): CrmAdapter {
       const progress = progressOf(context);
       // An upsert this batch confirmed is not sent again on its retry (only its unconfirmed associations are).
       const fresh = writes.filter((w) => !progress.upserted.has(w.externalId));
-      const sent = await writeInOrder(fresh, (w) => ({ send: upsertInput(c, w) }), (all) =>
+      // onMissing 'skip': a record this ledger wrote goes out as an update by its id property, which
+      // never creates; the others are upserted as always (a second request when a batch has both).
+      const updateOnly = (w: RecordWrite) => c.onMissing === 'skip' && w.knownId !== undefined;
+      const byUpdate = fresh.filter(updateOnly);
+      const byUpsert = fresh.filter((w) => !updateOnly(w));
+      const send = (update: boolean) => (all: UpsertInput[]) =>
         upsertIsolating(all, async (inputs) => {
           const properties = inputs.map((input) => [input.idProperty, ...Object.keys(input.properties)]);
-          const res = await write(() => batchApi.upsert(c.objectType, { inputs: traced(inputs) }, readableResponses), properties, context, { idProperty: c.idProperty });
-          return mapBatch(res, inputs.map((input) => input.id), c.idProperty, (r) => r._new === true);
-        }),
-      );
+          const body = { inputs: traced(inputs) };
+          const res = await write(() => (update ? batchApi.update(c.objectType, body, readableResponses) : batchApi.upsert(c.objectType, body, readableResponses)), properties, context, { idProperty: c.idProperty });
+          const results = mapBatch(res, inputs.map((input) => input.id), c.idProperty, (r) => r._new === true);
+          return update ? results.map((r, i) => goneIfNotFound(object, c, byUpdate.find((w) => w.externalId === inputs[i]!.id)!, r)) : results;
+        });
+      const upserted = await writeInOrder(byUpsert, (w) => ({ send: upsertInput(c, w) }), send(false));
+      let updated: WriteResult[];
+      try {
+        updated = await writeInOrder(byUpdate, (w) => ({ send: upsertInput(c, w) }), send(true));
+      } catch (err) {
+        // The upserts of this batch went out already: the update's failure is theirs alone to share.
+        if (!(err instanceof CrmError) || byUpsert.length === 0) throw err;
+        updated = byUpdate.map(() => ({ ok: false, error: err }));
+      }
+      const sent = fresh.map((w) => (updateOnly(w) ? updated[byUpdate.indexOf(w)]! : upserted[byUpsert.indexOf(w)]!));
       fresh.forEach((w, i) => {
         const r = sent[i]!;
         if (r.ok) progress.upserted.set(w.externalId, r);

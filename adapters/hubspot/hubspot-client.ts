@@ -18,6 +18,8 @@ export interface HubSpotClientLike {
       batchApi: {
         upsert(objectType: string, body: { inputs: Traced<UpsertInput>[] }, options?: CallOptions): Promise<BatchResult>;
         create(objectType: string, body: { inputs: Traced<CreateInput>[] }, options?: CallOptions): Promise<BatchResult>;
+        /** `POST …/batch/update`: by `idProperty` when the input names one; never creates (onMissing 'skip'). */
+        update(objectType: string, body: { inputs: Traced<UpsertInput>[] }, options?: CallOptions): Promise<BatchResult>;
         read(objectType: string, body: { idProperty?: string; inputs: { id: string }[]; properties: string[]; propertiesWithHistory: string[] }, archived?: boolean, options?: CallOptions): Promise<BatchResult>;
       };
     };

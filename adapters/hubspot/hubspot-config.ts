@@ -3,7 +3,7 @@
  * Secrets are never part of it: the token comes from HUBSPOT_ACCESS_TOKEN.
  */
 import { z } from 'zod';
-import { configSection, fieldListSchema, inlineDefinitionsSchema, nameSchema, rateLimitSchema } from '../kit/config-kit.js';
+import { configSection, fieldListSchema, inlineDefinitionsSchema, nameSchema, onMissingSchema, rateLimitSchema } from '../kit/config-kit.js';
 
 /** The environment variable holding the private-app access token. */
 export const HUBSPOT_TOKEN_ENV = 'HUBSPOT_ACCESS_TOKEN';
@@ -27,6 +27,8 @@ export const hubspotRecordSchema = z.strictObject({
   readFields: fieldListSchema.optional(),
   /** Unique fields a read may match on instead of the external id (`['email']`; check-setup checks they are unique). Default none. */
   lookupBy: fieldListSchema.optional(),
+  /** A record this ledger wrote that is gone from the CRM: `create` it again (reported `recreated`) or `skip` it (`RECORD_GONE`). Default `create`. */
+  onMissing: onMissingSchema.optional(),
 });
 
 export const hubspotActivitySchema = z.strictObject({

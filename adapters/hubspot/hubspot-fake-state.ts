@@ -67,6 +67,18 @@ export class FakeHubSpotState implements FakeVendor {
     return this.crm.remove(objectType, id);
   }
 
+  /**
+   * Merge two records as a user in HubSpot would (`POST /crm/v3/objects/{type}/merge`, see
+   * `FakeHubSpotCrm.merge`): both end, a new record with a new id holds the result, and both old
+   * ids answer with it. Returns the new record's id; throws when HubSpot would refuse the merge.
+   */
+  merge(objectType: string, primaryObjectId: string, objectIdToMerge: string): string {
+    const r = this.crm.merge(objectType, primaryObjectId, objectIdToMerge);
+    const body = r.body as { id?: string; message?: string };
+    if (r.status !== 200 || !body.id) throw new Error(`fakeHubSpot: cannot merge: ${body.message ?? r.status}`);
+    return body.id;
+  }
+
   records(objectType: string): FakeHubSpotRecord[] {
     return this.crm.records(objectType);
   }
@@ -118,7 +130,7 @@ export class FakeHubSpotState implements FakeVendor {
   };
 
   endpointOf(req: FakeRequest): string {
-    const path = req.path.replace(/^(\/crm\/v3\/objects\/[^/]+\/)(?!batch\/|search$)[^/]+$/, '$1{id}').replace(/^(\/crm\/v3\/properties\/[^/]+\/)[^/]+$/, '$1{name}');
+    const path = req.path.replace(/^(\/crm\/v3\/objects\/[^/]+\/)(?!batch\/|search$|merge$)[^/]+$/, '$1{id}').replace(/^(\/crm\/v3\/properties\/[^/]+\/)[^/]+$/, '$1{name}');
     return `${req.method} ${path}`;
   }
 

@@ -51,6 +51,8 @@ export interface FakeHubSpot extends FakeCrmBase<FaultKind | HubSpotFault> {
   definePipeline(pipeline: FakePipeline): void;
   /** Delete a record as a user in HubSpot would, with its associations (see `FakeHubSpotState.delete`); returns whether it existed. */
   delete(objectType: string, id: string): boolean;
+  /** Merge `objectIdToMerge` into `primaryObjectId` as a user in HubSpot would (see `FakeHubSpotState.merge`); returns the id of the record the merge made. */
+  merge(objectType: string, primaryObjectId: string, objectIdToMerge: string): string;
   /** Remove a property (the portal does not have it). */
   removeProperty(objectType: string, name: string): void;
   /** Start a new "day" for `dailyLimit`, optionally with a new limit. */
@@ -85,6 +87,7 @@ export function fakeHubSpotFromState(state: FakeHubSpotState, faults?: FaultOpti
     associations: (objectType, id) => state.associations(objectType, id),
     defineProperty: (objectType, name, definition) => state.defineProperty(objectType, name, definition),
     delete: (objectType, id) => state.delete(objectType, id),
+    merge: (objectType, primaryObjectId, objectIdToMerge) => state.merge(objectType, primaryObjectId, objectIdToMerge),
     removeProperty: (objectType, name) => state.crm.removeProperty(objectType, name),
     definePipeline: (pipeline) => state.crm.definePipeline(pipeline),
     resetDaily: (dailyLimit) => state.resetDaily(dailyLimit),

@@ -8,7 +8,7 @@ import type { HubSpotObjectConfig } from './hubspot-config.js';
 type RecordConfig = Extract<HubSpotObjectConfig, { kind: 'record' }>;
 type ActivityConfig = Extract<HubSpotObjectConfig, { kind: 'activity' }>;
 
-/** One input of POST /crm/v3/objects/{objectType}/batch/upsert (the adapter adds its objectWriteTraceId). */
+/** One input of POST /crm/v3/objects/{objectType}/batch/upsert, or of …/batch/update by the id property (the adapter adds its objectWriteTraceId). */
 export interface UpsertInput { idProperty: string; id: string; properties: Record<string, string> }
 
 /** One input of POST /crm/v3/objects/{objectType}/batch/create (the adapter adds its objectWriteTraceId). */

@@ -129,7 +129,7 @@ export async function writeInOrder<W, T>(writes: readonly W[], prepare: (write: 
  * one field are refused before any call.
  */
 export function engineObjects(
-  objects: Readonly<Record<string, { kind: Kind; fields: readonly string[]; parents?: Record<string, unknown>; links?: Record<string, unknown>; definitions?: readonly InlineFieldDefinition[]; readFields?: readonly string[]; lookupBy?: readonly string[] }>>,
+  objects: Readonly<Record<string, { kind: Kind; fields: readonly string[]; parents?: Record<string, unknown>; links?: Record<string, unknown>; definitions?: readonly InlineFieldDefinition[]; readFields?: readonly string[]; lookupBy?: readonly string[]; onMissing?: 'create' | 'skip' }>>,
   options: { slotted?: boolean; definitions?: Pick<FieldDefinitionsFile, 'objects'>; vendor?: string } = {},
 ): Record<string, ObjectSpec> {
   const out: Record<string, ObjectSpec> = {};
@@ -145,7 +145,7 @@ export function engineObjects(
     }
     const definitions = Object.keys(defined).length > 0 ? { definitions: defined } : {};
     out[name] = c.kind === 'record'
-      ? { kind: 'record', fields: [...c.fields], ...(c.links ? { links: Object.keys(c.links) } : {}), ...(c.readFields ? { readFields: [...c.readFields] } : {}), ...(c.lookupBy ? { lookupBy: [...c.lookupBy] } : {}), ...slots, ...definitions }
+      ? { kind: 'record', fields: [...c.fields], ...(c.links ? { links: Object.keys(c.links) } : {}), ...(c.readFields ? { readFields: [...c.readFields] } : {}), ...(c.lookupBy ? { lookupBy: [...c.lookupBy] } : {}), ...(c.onMissing ? { onMissing: c.onMissing } : {}), ...slots, ...definitions }
       : { kind: 'activity', fields: [...c.fields], parents: Object.keys(c.parents ?? {}), ...slots, ...definitions };
   }
   return out;

@@ -17,6 +17,14 @@ export const fieldListSchema = z.array(nameSchema).min(1, 'must list at least on
  */
 export const inlineDefinitionsSchema = z.array(inlineFieldDefinitionSchema);
 
+/**
+ * What a record upsert does when the record this ledger wrote before is gone from the CRM (deleted
+ * or merged away since): `create` writes it again and reports it `recreated`; `skip` leaves it gone
+ * and fails the action with `RECORD_GONE`, naming the id it had. Records never written through the
+ * ledger are upserted either way. Default `create`.
+ */
+export const onMissingSchema = z.enum(['create', 'skip']);
+
 /** An in-process request budget: `points` requests per `durationMs`. */
 export const rateLimitSchema = z.strictObject({
   points: z.number().int().positive(),

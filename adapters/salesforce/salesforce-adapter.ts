@@ -4,7 +4,7 @@
  */
 import type { Connection as SdkConnection } from 'jsforce';
 import { parentMemoKey, type ActivityWrite, type BatchContext, type CrmAdapter, type LinkRef, type RecordWrite, type WriteResult } from '../../src/adapter.js';
-import { CrmError, CrmErrorKind, registerSecret } from '../../src/errors.js';
+import { CrmError, CrmErrorKind, recordGoneError, registerSecret } from '../../src/errors.js';
 import { engineObjects, objectSpec, requestGate, resolveParents, writeInOrder, type Prepared } from '../kit/adapter-kit.js';
 import { loadVendorSdk, SALESFORCE_SDK } from '../kit/vendor-sdk.js';
 import {
@@ -239,6 +239,21 @@ export function salesforceAdapter(options: SalesforceAdapterOptions): Salesforce
     return new CrmError(`parent ${ref.object} ${JSON.stringify(ref.externalId)} (${p.sobject}.${p.externalIdField}) does not exist in Salesforce; write it first, then retry`, { vendor: VENDOR, kind: CrmErrorKind.permanent, vendorCode: 'PARENT_NOT_FOUND' });
   }
 
+  /**
+   * onMissing 'skip': which of the records this ledger wrote (the writes with a `knownId`) a record
+   * still holds the external id of, by one query per batch before the upsert; undefined when none is
+   * to be checked. sObject Collections upsert documents no update-only mode (its one parameter is
+   * `allOrNone`; `updateOnly` is documented for the single-record upsert by external id, and
+   * Salesforce's Data Loader sends it on Collections too, which is no public promise), so a record
+   * found gone is not sent at all. One deleted between the query and the upsert is created by it,
+   * and the engine reports that `recreated`: visible, never silent.
+   */
+  async function stillThere(s: Extract<SalesforceObjectConfig, { kind: 'record' }>, writes: readonly RecordWrite[]): Promise<Map<string, string> | undefined> {
+    if (s.onMissing !== 'skip') return undefined;
+    const known = writes.filter((w) => w.knownId !== undefined && w.externalId);
+    return known.length === 0 ? undefined : idsByValue(s.sobject, s.externalIdField, known.map((w) => w.externalId));
+  }
+
   function checkBatch(writes: readonly unknown[]): void {
     if (writes.length > MAX_BATCH) {
       throw new CrmError(`a Salesforce collection call takes at most ${MAX_BATCH} records, got ${writes.length}`, { vendor: VENDOR, kind: CrmErrorKind.permanent, splittable: true });
@@ -255,8 +270,12 @@ export function salesforceAdapter(options: SalesforceAdapterOptions): Salesforce
     async upsertRecords(object: string, writes: RecordWrite[], context?: BatchContext): Promise<WriteResult[]> {
       const s = spec(object, 'record');
       checkBatch(writes);
+      const present = await stillThere(s, writes);
       const prepare = (w: RecordWrite): Prepared<RecordWrite> => {
         if (w.externalId === '' || w.externalId === undefined || w.externalId === null) return { fail: missingValue(`${s.sobject}.${s.externalIdField}`) };
+        if (present && w.knownId !== undefined && !present.has(w.externalId)) {
+          return { fail: recordGoneError(VENDOR, `${object} ${JSON.stringify(w.externalId)}`, w.knownId, `no ${s.sobject} has ${s.externalIdField}=${w.externalId}`) };
+        }
         const stray = (w.links ?? []).find((l) => s.links?.[l.object] === undefined);
         return stray ? { fail: linkNotConfigured(object, 'links', stray) } : { send: w };
       };

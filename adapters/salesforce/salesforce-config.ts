@@ -4,7 +4,7 @@
  * URL from SF_INSTANCE_URL when the section has none).
  */
 import { z } from 'zod';
-import { configSection, fieldListSchema, inlineDefinitionsSchema, nameSchema } from '../kit/config-kit.js';
+import { configSection, fieldListSchema, inlineDefinitionsSchema, nameSchema, onMissingSchema } from '../kit/config-kit.js';
 
 /** The environment variable holding the access token (session id). */
 export const SALESFORCE_TOKEN_ENV = 'SF_ACCESS_TOKEN';
@@ -28,6 +28,8 @@ export const salesforceRecordSchema = z.strictObject({
   readFields: fieldListSchema.optional(),
   /** Unique fields a read may match on instead of the external id (`['email']`; check-setup checks they are unique). Default none. */
   lookupBy: fieldListSchema.optional(),
+  /** A record this ledger wrote that is gone from the CRM: `create` it again (reported `recreated`) or `skip` it (`RECORD_GONE`). Default `create`. */
+  onMissing: onMissingSchema.optional(),
 });
 
 export const salesforceActivitySchema = z.strictObject({

@@ -101,6 +101,8 @@ export class FakeSalesforceState implements FakeVendor {
   private nextId = 1;
   /** Ids of records deleted (in the Recycle Bin): a lookup to one is ENTITY_IS_DELETED, not INVALID_CROSS_REFERENCE_KEY. */
   private readonly deleted = new Set<string>();
+  /** Records merged away, as queryAll answers them: deleted, with `MasterRecordId` naming the record they were merged into. */
+  private readonly mergedAway = new Map<string, FakeRecord[]>();
 
   constructor(private readonly options: FakeSalesforceOptions = {}) {
     this.used = options.apiUsed ?? 0;
@@ -179,7 +181,41 @@ export class FakeSalesforceState implements FakeVendor {
     return true;
   }
 
-  setApiUsage(used: number, limit?: number): void {
+  /**
+   * Merge one or two records into `masterId` as Salesforce's merge does (SOAP `merge()`, Apex
+   * `Database.merge`; the REST API has no merge resource, so this is a helper, not a route):
+   * records of one sObject, three at most [V]; the master keeps its Id and its field values [V];
+   * the records that lookups pointed at the merged-away ones now point at the master (a Contact's
+   * Tasks, an Account's Contacts and Opportunities) [V: "related records are reparented"]; the
+   * merged-away records are deleted, in the Recycle Bin with `MasterRecordId` set to the master
+   * (queryAll) [V], so a lookup to one is ENTITY_IS_DELETED and an upsert by its external id finds
+   * nothing and creates a record [I: deleted records believed not to hold their External ID].
+   * What the user picks field by field in the merge screen is not modelled: the master's values stand.
+   */
+  merge(sobject: string, masterId: string, ...mergedIds: string[]): void {
+    const s = this.sobjectOrThrow(sobject);
+    if (!s.records.get(masterId)) throw new Error(`fakeSalesforce: cannot merge into ${masterId}: no such ${sobject}`);
+    if (mergedIds.length < 1 || mergedIds.length > 2) throw new Error('fakeSalesforce: a merge takes one or two records besides the master');
+    for (const id of mergedIds) if (id === masterId || !s.records.get(id)) throw new Error(`fakeSalesforce: cannot merge ${id}: no such ${sobject} besides the master`);
+    for (const other of this.sobjects.values()) {
+      for (const f of other.fields.values()) {
+        if (f.type !== 'reference' || !f.referenceTo.includes(sobject)) continue;
+        for (const id of mergedIds) for (const r of this.matching(other, f, id)) other.records.update(r, (x) => void (x[f.name] = masterId));
+      }
+    }
+    for (const id of mergedIds) {
+      const gone = { ...s.records.get(id)!, IsDeleted: true, MasterRecordId: masterId };
+      this.delete(sobject, id);
+      this.mergedAway.set(sobject, [...(this.mergedAway.get(sobject) ?? []), gone]);
+    }
+  }
+
+  /** Copies of the records of one sObject merged away, as queryAll answers them (`IsDeleted`, `MasterRecordId`). */
+  mergedRecords(sobject: string): FakeRecord[] {
+    return (this.mergedAway.get(sobject) ?? []).map((r) => ({ ...r }));
+  }
+
+    setApiUsage(used: number, limit?: number): void {
     this.used = used;
     if (limit !== undefined) this.limit = limit;
   }

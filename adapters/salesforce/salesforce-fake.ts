@@ -29,6 +29,10 @@ export interface FakeSalesforce extends FakeCrmBase<FaultKind | SalesforceFault>
   removeField(sobject: string, name: string): void;
   /** Delete a record as a user does (see `FakeSalesforceState.delete`): a lookup to its Id is then ENTITY_IS_DELETED. */
   delete(sobject: string, id: string): boolean;
+  /** Merge one or two records into `masterId` as Salesforce's merge does (see `FakeSalesforceState.merge`): the master keeps its Id, the others are deleted with MasterRecordId. */
+  merge(sobject: string, masterId: string, ...mergedIds: string[]): void;
+  /** Copies of the records merged away (`IsDeleted`, `MasterRecordId`), as queryAll answers them. */
+  mergedRecords(sobject: string): FakeRecord[];
   setApiUsage(used: number, limit?: number): void;
   apiUsage(): { used: number; limit: number };
   /** The next `n` records written fail with UNABLE_TO_LOCK_ROW (nothing committed for them). */
@@ -63,6 +67,8 @@ export function fakeSalesforceFromState(state: FakeSalesforceState): FakeSalesfo
     defineField: (sobject, name, o) => state.defineField(sobject, name, o),
     removeField: (sobject, name) => state.removeField(sobject, name),
     delete: (sobject, id) => state.delete(sobject, id),
+    merge: (sobject, masterId, ...mergedIds) => state.merge(sobject, masterId, ...mergedIds),
+    mergedRecords: (sobject) => state.mergedRecords(sobject),
     setApiUsage: (used, limit) => state.setApiUsage(used, limit),
     apiUsage: () => state.apiUsage(),
     lockRowNext: (n) => state.lockRowNext(n),

@@ -9,7 +9,7 @@
  */
 import { parentMemoKey } from '../adapter.js';
 import { planBatches, type Batch } from '../batcher.js';
-import type { CrmError } from '../errors.js';
+import { ErrorCode, type CrmError } from '../errors.js';
 import type { OutcomeStatus } from '../outcome.js';
 import { PARENT_NOT_FOUND, parentOf, refsOf } from './defer.js';
 import { leftReport, leftToNewer, leftWhole } from './order.js';
@@ -75,9 +75,12 @@ function learnParents(ctx: EngineContext, op: Batch<Held>['op'], parents: Requir
 /**
  * Whether a failed group may have reached the CRM. One failed as parent-missing whose parent was
  * never found in this batch (the memo only grows, so no attempt had its id) was never sent: only
- * what an earlier holder left can have written it, whatever else went wrong in the batch.
+ * what an earlier holder left can have written it, whatever else went wrong in the batch. One
+ * failed as RECORD_GONE was answered that no record holds its external id: nothing of it is in the
+ * CRM, and its record's mark stays (the next write to it is still known as a record this ledger wrote).
  */
 function possiblyWritten(batch: Batch<Held>, group: Held[], error: CrmError, parents: Required<BatchParents>, suspicion: Suspicion): boolean {
+  if (error.vendorCode === ErrorCode.recordGone) return false;
   const parent = parentKeyOf(group);
   const neverSent = batch.op === 'create' && error.vendorCode === PARENT_NOT_FOUND && parent !== undefined && parents.absent.has(parent);
   return (neverSent ? suspicion.inherited : suspicion.suspect).has(group);

@@ -36,7 +36,8 @@ export type EventHandler = (payload: unknown, ctx: HandleContext) => Promise<rea
 export interface EventJobResult {
   key: string;
   status: 'completed' | 'replayed';
-  outcomes: { key: string; status: string; recordId?: string }[];
+  /** Per action: `recreated` when an upsert wrote again a record this ledger had written and the CRM no longer had. */
+  outcomes: { key: string; status: string; recordId?: string; recreated?: { previousId: string } }[];
   apiCalls: number;
 }
 
@@ -198,7 +199,7 @@ export async function runEventJob(ctx: EventRunContext, job: Job, token: string 
   return {
     key: result.key,
     status: result.status,
-    outcomes: result.outcomes.map((o) => ({ key: o.key, status: o.status, ...(o.recordId ? { recordId: o.recordId } : {}) })),
+    outcomes: result.outcomes.map((o) => ({ key: o.key, status: o.status, ...(o.recordId ? { recordId: o.recordId } : {}), ...(o.recreated ? { recreated: o.recreated } : {}) })),
     apiCalls,
   };
 }

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { FakeHubSpot } from '../../adapters/testing/index.js';
 import { summaryTable } from '../../src/cli/progress.js';
-import { contactLine, runCli, startFakeHubSpot, tempDir, writeHubSpotConfig } from './helpers.js';
+import { contactLine, HUBSPOT_OBJECTS, runCli, startFakeHubSpot, tempDir, writeHubSpotConfig } from './helpers.js';
 
 const env = { HUBSPOT_ACCESS_TOKEN: 'pat-test-recreated' };
 const line = (i: number, eventId: string, firstname: string) => contactLine(i, { externalId: `rec-${i}`, eventId, fields: { email: `rec${i}@example.com`, firstname } });
@@ -50,6 +50,31 @@ describe('crm-upsert sync: records deleted in the CRM and written again', () => 
       expect(deleted).not.toContain(held[0]!.id);
     }
     expect(contactsNamed('rec-3')[0]!.properties.firstname).toBe('Cy D.');
+  });
+
+  it('with "onMissing": "skip" on the object, leaves the deleted contacts deleted: failed lines whose reason says RECORD_GONE, exit 1', async () => {
+    const dir = tempDir();
+    const objects = { contact: { ...HUBSPOT_OBJECTS.contact, onMissing: 'skip' }, note: HUBSPOT_OBJECTS.note };
+    const config = writeHubSpotConfig(dir, server.basePath, {}, { objects });
+    const report = join(dir, 'report.json');
+    const skipLine = (i: number, eventId: string, firstname: string) => contactLine(i, { externalId: `skip-${i}`, eventId, fields: { email: `skip${i}@example.com`, firstname } });
+    const first = join(dir, 'first.jsonl');
+    writeFileSync(first, `${[skipLine(1, 'skip-evt-1a', 'Ana'), skipLine(2, 'skip-evt-2a', 'Ben')].join('\n')}\n`);
+    expect((await runCli(['sync', first, '--config', config], { env })).code).toBe(0);
+    const gone = contactsNamed('skip-1')[0]!.id;
+    expect(fake.delete('contacts', gone)).toBe(true);
+
+    const second = join(dir, 'second.jsonl');
+    writeFileSync(second, `${[skipLine(1, 'skip-evt-1b', 'Ana M.'), skipLine(2, 'skip-evt-2b', 'Ben O.'), skipLine(3, 'skip-evt-3a', 'Cy')].join('\n')}\n`);
+    const run = await runCli(['sync', second, '--config', config, '--report', report], { env });
+    expect(run.code).toBe(1);
+    const written = JSON.parse(readFileSync(report, 'utf8')) as { counts: Record<string, number>; problems: { line: number; status: string; reason: string }[] };
+    expect(written).toMatchObject({ counts: { failed: 1, updated: 1, created: 1 } });
+    expect(written).not.toHaveProperty('recreated');
+    expect(written.problems).toMatchObject([{ line: 1, status: 'failed', reason: expect.stringContaining('RECORD_GONE') }]);
+    expect(written.problems[0]!.reason).toContain(gone);
+    expect(contactsNamed('skip-1')).toEqual([]);
+    expect(contactsNamed('skip-2')[0]!.properties.firstname).toBe('Ben O.');
   });
 
   it('shows the re-created count in the table a terminal gets, and no such row when there is none', () => {

@@ -15,7 +15,7 @@ import { openLedger } from '../../src/ledger/index.js';
 import { EVENT_JOB, eventJobId } from '../../src/queue/jobs.js';
 import { enqueueChunks, planChunks, waitForChunks } from '../../src/queue/chunks.js';
 import { watchRateLimits } from '../../src/queue/rate-limits.js';
-import type { EventHandler } from '../../src/queue/run-event.js';
+import type { EventHandler, EventJobResult } from '../../src/queue/run-event.js';
 import { startWorker, type QueueWorker } from '../../src/queue/worker.js';
 import { duplicates, HUBSPOT_OBJECTS, tempDir } from '../cli/helpers.js';
 import { redisUrl } from '../helpers/services.js';
@@ -151,6 +151,25 @@ describe.skipIf(redis === undefined)('startWorker', () => {
     expect(job.attemptsMade).toBe(2);
     expect(job.failedReason).toMatch(/1 of 1 actions did not complete: .*zd-4100.* does not exist in HubSpot/);
     expect(worker.stats().delayed).toBeGreaterThan(0);
+  });
+
+  it('says in a job\'s outcomes that it wrote again a contact deleted in HubSpot since an earlier event wrote it (recreated)', async () => {
+    const { tq, worker } = setup();
+    const first = ticketEvent(4_200, { only: 'contact' });
+    const later = { ...ticketEvent(4_200, { only: 'contact', firstname: 'T4200 again' }), eventId: 'evt-4200-later' };
+    await addEvents(tq.queue, [first]);
+    await worker.ready();
+    await drained(tq.queue);
+    const written = (await tq.queue.getJob(eventJobId(first)))!.returnvalue as EventJobResult;
+    expect(written.outcomes).toEqual([{ key: expect.any(String), status: 'created', recordId: expect.any(String) }]);
+    const previousId = written.outcomes[0]!.recordId!;
+    expect(fake.delete('contacts', previousId)).toBe(true);
+
+    await addEvents(tq.queue, [later]);
+    await drained(tq.queue);
+    const again = (await tq.queue.getJob(eventJobId(later)))!.returnvalue as EventJobResult;
+    expect(again).toMatchObject({ status: 'completed', outcomes: [{ status: 'created', recreated: { previousId } }] });
+    expect(fake.records('contacts').filter((c) => c.properties.ai_external_id === 'zd-4200').map((c) => c.id)).toEqual([again.outcomes[0]!.recordId]);
   });
 
   it('retries a throwing handler with backoff, then keeps the job in the failed set with its reason', async () => {

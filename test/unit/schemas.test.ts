@@ -95,6 +95,16 @@ describe('config schema', () => {
     expect(JSON.stringify(found)).not.toContain('pat-123');
   });
 
+  it.each(['hubspot', 'salesforce'] as const)('takes onMissing on a %s record object, create or skip, and names any other value', (crm) => {
+    const record = crm === 'hubspot'
+      ? { kind: 'record', objectType: 'contacts', idProperty: 'ai_external_id', fields: ['email'] }
+      : { kind: 'record', sobject: 'Contact', externalIdField: 'AI_External_Id__c', fields: ['Email'] };
+    const config = (onMissing: unknown) => ({ crm, [crm]: { objects: { contact: { ...record, onMissing } } } });
+    expect(configSchema.parse(config('skip'))[crm]!.objects.contact).toMatchObject({ onMissing: 'skip' });
+    expect(configSchema.parse(config('create'))[crm]!.objects.contact).toMatchObject({ onMissing: 'create' });
+    expect(issues(configSchema, config('never')).map((i) => i.path)).toEqual([`${crm}.objects.contact.onMissing`]);
+  });
+
   it('needs the section of the chosen CRM', () => {
     expect(issues(configSchema, { crm: 'salesforce', hubspot }).map((i) => i.path)).toContain('salesforce');
   });

@@ -259,3 +259,29 @@ describe('fakeHubSpot', () => {
     expect(text.length).toBeGreaterThan(4000);
   });
 });
+
+describe('merges', () => {
+  const seeded = (ext: string, props: Record<string, string> = {}) => fake.state.seed('contacts', { ai_external_id: ext, ...props });
+
+  it('refuses a missing id (404 OBJECT_NOT_FOUND) and a record merged with itself (400 VALIDATION_ERROR), changing nothing', async () => {
+    const a = seeded('a');
+    expect(await call('POST', '/crm/v3/objects/contacts/merge', { primaryObjectId: a, objectIdToMerge: '999999' })).toMatchObject({ status: 404, body: { category: 'OBJECT_NOT_FOUND' } });
+    expect(await call('POST', '/crm/v3/objects/contacts/merge', { primaryObjectId: a, objectIdToMerge: a })).toMatchObject({ status: 400, body: { category: 'VALIDATION_ERROR' } });
+    expect(fake.records('contacts').map((c) => c.id)).toEqual([a]);
+    expect(() => fake.merge('contacts', a, '999999')).toThrow(/cannot merge/);
+  });
+
+  it('chains: ids merged before keep reaching the record of the latest merge, whose hs_merged_object_ids lists them all', async () => {
+    const [a, b, c] = [seeded('a', { firstname: 'A' }), seeded('b'), seeded('c')];
+    const ab = fake.merge('contacts', a, b);
+    const abc = fake.merge('contacts', c, ab);
+    expect(fake.records('contacts').map((r) => [r.id, r.properties.ai_external_id, r.properties.firstname, r.properties.hs_merged_object_ids])).toEqual([
+      [abc, 'c', 'A', `${c};${a};${b};${ab}`],
+    ]);
+    for (const old of [a, b, c, ab]) expect((await call('GET', `/crm/v3/objects/contacts/${old}`)).body).toMatchObject({ id: abc });
+    // A batch update by an old id updates the merged record; by the lost unique value, nothing.
+    const updated = await call('POST', '/crm/v3/objects/contacts/batch/update', { inputs: [{ id: a, properties: { lastname: 'Merged' }, objectWriteTraceId: '0' }, { idProperty: 'ai_external_id', id: 'a', properties: { lastname: 'Lost' }, objectWriteTraceId: '1' }] });
+    expect(updated).toMatchObject({ status: 207, body: { results: [{ id: abc, objectWriteTraceId: '0' }], errors: [{ category: 'OBJECT_NOT_FOUND', context: { ids: ['a'], objectWriteTraceId: ['1'] } }] } });
+    expect(fake.records('contacts')[0]!.properties.lastname).toBe('Merged');
+  });
+});

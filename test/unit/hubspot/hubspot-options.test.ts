@@ -7,6 +7,19 @@ const objects: HubSpotAdapterOptions['objects'] = {
   note: { kind: 'activity', objectType: 'notes', keyProperty: 'crm_upsert_key', fields: ['hs_note_body', 'hs_timestamp'], parents: { contact: 202 } },
 };
 
+describe('onMissing', () => {
+  it("hands a record object's onMissing to the engine's view of it, and leaves it out when not set", () => {
+    const adapter = hubspotAdapter({ accessToken: 't', objects: { ...objects, contact: { ...objects.contact, onMissing: 'skip' } as HubSpotAdapterOptions['objects'][string] } });
+    expect(adapter.objects.contact).toMatchObject({ kind: 'record', onMissing: 'skip' });
+    expect(hubspotAdapter({ accessToken: 't', objects }).objects.contact!.onMissing).toBeUndefined();
+  });
+
+  it('refuses onMissing on an activity object, naming it', () => {
+    const note = { ...objects.note, onMissing: 'skip' } as unknown as HubSpotAdapterOptions['objects'][string];
+    expect(() => resolveHubSpotOptions({ objects: { ...objects, note }, accessToken: 't' }, {})).toThrow(/objects\.note/);
+  });
+});
+
 describe('resolveHubSpotOptions', () => {
   it('reads the token from HUBSPOT_ACCESS_TOKEN and fills defaults', () => {
     const o = resolveHubSpotOptions({ objects }, { HUBSPOT_ACCESS_TOKEN: 'pat-env' });

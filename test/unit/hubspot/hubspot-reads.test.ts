@@ -17,6 +17,7 @@ function io(answer: (body: { idProperty?: string; inputs: { id: string }[]; prop
       },
       upsert: () => Promise.reject(new Error('not a read')),
       create: () => Promise.reject(new Error('not a read')),
+      update: () => Promise.reject(new Error('not a read')),
     },
     associationsApi: { getPage: () => Promise.reject(new Error('no links configured')) },
     read: (call) => call(),

@@ -1,7 +1,7 @@
 import http from 'node:http';
 import { Connection } from 'jsforce';
 import { afterEach, describe, expect, it } from 'vitest';
-import { fakeSalesforce, type FakeSalesforce } from '../../../adapters/salesforce/salesforce-fake.js';
+import { fakeSalesforce, fakeSalesforceFromState, FakeSalesforceState, type FakeSalesforce } from '../../../adapters/salesforce/salesforce-fake.js';
 
 let origins = 0;
 const fronts = ['loopback', 'nock'] as const;
@@ -256,5 +256,37 @@ describe('fakeSalesforce wire format', () => {
     } finally {
       await server.close();
     }
+  });
+});
+
+describe('fakeSalesforce merges', () => {
+  it('merges two Accounts into a master: their Contacts move to it, they are deleted with MasterRecordId, and a lookup to one is ENTITY_IS_DELETED', async () => {
+    const state = new FakeSalesforceState();
+    const fake = fakeSalesforceFromState(state);
+    const [master, b, c] = ['A', 'B', 'C'].map((ext) => state.seed('Account', { Name: `Acct ${ext}`, AI_External_Id__c: ext }));
+    const kids = [b, c, master].map((accountId, i) => state.seed('Contact', { LastName: `K${i}`, AI_External_Id__c: `k-${i}`, AccountId: accountId }));
+    fake.merge('Account', master!, b!, c!);
+    expect(fake.records('Account').map((a) => [a.Id, a.Name])).toEqual([[master, 'Acct A']]);
+    expect(fake.records('Contact').map((k) => [k.Id, k.AccountId])).toEqual(kids.map((id) => [id, master]));
+    expect(fake.mergedRecords('Account').map((a) => [a.Id, a.AI_External_Id__c, a.IsDeleted, a.MasterRecordId])).toEqual([[b, 'B', true, master], [c, 'C', true, master]]);
+
+    const front = await fake.open('loopback');
+    try {
+      const conn = new Connection({ instanceUrl: front.url, accessToken: 'test-token', version: '60.0' });
+      const [r] = (await conn.sobject('Contact').upsert([{ AI_External_Id__c: 'k-9', LastName: 'K9', AccountId: b }], 'AI_External_Id__c')) as { success: boolean; errors: { statusCode?: string }[] }[];
+      expect(r).toMatchObject({ success: false, errors: [{ statusCode: 'ENTITY_IS_DELETED' }] });
+    } finally {
+      await front.stop();
+    }
+  });
+
+  it('refuses what Salesforce refuses: more than two records besides the master, the master among them, or a record it does not have', () => {
+    const state = new FakeSalesforceState();
+    const fake = fakeSalesforceFromState(state);
+    const ids = ['A', 'B', 'C', 'D'].map((ext) => state.seed('Contact', { LastName: ext, AI_External_Id__c: ext }));
+    expect(() => fake.merge('Contact', ids[0]!, ids[1]!, ids[2]!, ids[3]!)).toThrow(/one or two records/);
+    expect(() => fake.merge('Contact', ids[0]!, ids[0]!)).toThrow(/cannot merge/);
+    expect(() => fake.merge('Contact', ids[0]!, '003000000000000AAA')).toThrow(/cannot merge/);
+    expect(fake.records('Contact')).toHaveLength(4);
   });
 });
