@@ -10,6 +10,7 @@
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { visibleOptionValues, type FieldDefinition } from '../../schemas/field-definitions.js';
 import { PARENT_IN_FLIGHT } from '../engine/parent-held.js';
+import { RECORD_IN_FLIGHT } from '../engine/record-hold.js';
 import { redact, type SerializedError, type ValidationIssue } from '../errors.js';
 import type { Outcome } from '../outcome.js';
 import { minutes, type CallResult, type OutcomeReport, type Problem, type ToolSpec } from './tool-schemas.js';
@@ -126,6 +127,7 @@ function textOf(o: Outcome, s: CallSubject): string {
       return suppressedText(s, id);
     case 'in_flight':
       // Its key was given back: nothing runs under it until the call is made again.
+      if (o.error?.vendorCode === RECORD_IN_FLIGHT) return `in_flight: ${record} is being written by another call right now, and this call sent nothing: call again in a few seconds${s.idempotencyKey !== undefined ? ' with the same idempotencyKey' : ''}; it is then judged against what that call wrote`;
       if (o.error?.vendorCode === PARENT_IN_FLIGHT) return `in_flight: ${record} is being written by another call right now, and this ${s.tool.object} wrote nothing: call again in a few seconds${s.idempotencyKey !== undefined ? ' with the same idempotencyKey' : ''}; it will not write twice`;
       return `in_flight: another call with this key is still being written, and this one wrote nothing: wait a few seconds, then call get_outcome with key "${o.key}" (or retry with the same idempotencyKey)`;
     case 'rejected':
