@@ -106,8 +106,8 @@ export interface SyncOptions {
    * How writes to one record are ordered over time. `event` (default): the ledger keeps, per record
    * and field, the event time of the newest value written through it, and a field is not sent for
    * an older event (that action is `superseded`, or `updated` listing the fields it left); writes
-   * of one record from several workers go one at a time. `arrival`: the last write to arrive wins,
-   * and no field times are kept.
+   * of one record from several workers go one at a time. `arrival`: the last write to arrive wins
+   * (field times are still recorded, for a Sync in `event` order on the same ledger).
    */
   order?: 'event' | 'arrival';
   /** How long a confirmed dedupe-window slot is kept, so a late identical create is still caught, ms. Default 7 days (at least the window). */

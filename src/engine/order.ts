@@ -87,10 +87,11 @@ export function leftToNewer(group: readonly Held[]): Map<Held, LeftToNewer> {
 /**
  * The field times a record's mark takes from these settled writes (all of one record, of one
  * call): its stored times, each field sent advanced to its event's time where that is newer.
- * undefined under `order: 'arrival'`: no times are kept.
+ * Kept under `order: 'arrival'` too (which only does not judge by them): a Sync in either mode
+ * on the same ledger never erases what the other recorded.
  */
-export function advancedTimes(ctx: EngineContext, items: readonly Held[]): Record<string, number> | undefined {
-  if (ctx.order === 'arrival' || items.length === 0) return undefined;
+export function advancedTimes(_ctx: EngineContext, items: readonly Held[]): Record<string, number> | undefined {
+  if (items.length === 0) return undefined;
   const stored = items.find((i) => i.mark !== undefined);
   const times: Record<string, number> = { ...(stored ? decodeMark(stored.mark!).t : undefined) };
   for (const item of items) for (const field of Object.keys(sendsOf(item))) times[field] = Math.max(times[field] ?? -Infinity, item.at);

@@ -113,7 +113,7 @@ export function decodeEventResult(value: Json | null): EventResult {
  * and the record's CRM id; both null in the unknown mark a possibly written upsert leaves. `t`:
  * per field, the event time (epoch ms) of the newest value written (or possibly written) to it
  * through this ledger; a field it does not name, or a mark without `t` (written before field times
- * were kept, or under `order: 'arrival'`), is of unknown time and is written as it comes.
+ * were kept), is of unknown time and is written as it comes.
  */
 export interface RecordMark {
   h: string | null;

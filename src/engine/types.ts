@@ -110,7 +110,7 @@ export interface EngineContext {
   readonly maxLinks?: number;
   /** Record object -> its link level: upserts are written lowest level first (link-levels.ts). */
   readonly linkLevels: ReadonlyMap<string, number>;
-  /** `event`: field times decide (order.ts); `arrival`: the last write wins. */
+  /** `event`: field times decide (order.ts); `arrival`: the last write wins (times still recorded). */
   readonly order: 'event' | 'arrival';
   /** Bring values to the CRM's form where that cannot change their meaning (with field definitions). */
   readonly normalize: boolean;

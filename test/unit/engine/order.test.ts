@@ -113,6 +113,16 @@ describe('order over time', () => {
     expect(deal()!.fields.dealstage).toBe('closedlost');
   });
 
+  it("a Sync in 'arrival' order on the same ledger keeps the times an 'event' Sync judges by", async () => {
+    const ledger = memoryLedger();
+    const events = setup({}, ledger);
+    const arrival = createSync({ adapter: events.crm.adapter, ledger, sleep: async () => undefined, order: 'arrival' });
+    await events.sync.apply(dealEvent('e1', '10:00', { dealstage: 'closedwon' }));
+    await arrival.apply(dealEvent('e2', '10:05', { amount: 5 }));
+    expect((await events.sync.apply(dealEvent('e3', '09:55', { dealstage: 'closedlost' }))).status).toBe('superseded');
+    expect(events.deal()!.fields).toMatchObject({ dealstage: 'closedwon', amount: 5 });
+  });
+
   it('a mark written before field times were kept is unknown: the write goes out, and times start from it', async () => {
     const ledger = memoryLedger();
     const { sync, deal } = setup({}, ledger);
