@@ -13,8 +13,9 @@
  * run of the other (the mode that goes first alternates by pass), the replay 10 times each (their
  * mean). One warm-up pass not counted. Reported per run: the median seconds of each mode, and the
  * ratio event / arrival (1.0: no cost) as the median of each pass's ratio, whose two runs went side
- * by side (`ratio`), and as the ratio of the medians (`ratioOfMedians`). Both modes must make the
- * same requests, and every outcome must be the expected one.
+ * by side (`ratio`), and as the ratio of the medians (`ratioOfMedians`); the same for this
+ * process's CPU time (`cpuSeconds`, `cpuRatio`), which other work on the machine moves less. Both
+ * modes must make the same requests, and every outcome must be the expected one.
  *
  *   npm run bench:order                     N = 2,000, sqlite + memory, 15 passes
  *   npm run bench:order -- --n=500 --passes=3
@@ -50,6 +51,8 @@ function dealAction(i: number, update: boolean): Record<string, unknown> {
 
 interface PassResult {
   seconds: Record<Run, number>;
+  /** CPU seconds of this process (the engine, the SDK and the fake alike): less moved by other work on the machine. */
+  cpu: Record<Run, number>;
   requests: Record<Run, number>;
 }
 
@@ -64,19 +67,21 @@ async function stand(order: Order, ledgerKind: 'sqlite' | 'memory') {
   const adapter = hubspotAdapter({ accessToken: TOKEN, basePath: front.url, objects, rateBudget: unlimitedRateBudget });
   return {
     /** The N deals of `run` through a new engine (as a new process would be): seconds and requests. */
-    async run(run: Run, n: number): Promise<{ seconds: number; requests: number }> {
+    async run(run: Run, n: number): Promise<{ seconds: number; cpu: number; requests: number }> {
       const sync = createSync({ adapter, ledger: ledger(), order });
       const actions = Array.from({ length: n }, (_, i) => dealAction(i, run === 'update'));
       const before = fake.count();
       const started = performance.now();
+      const cpu = process.cpuUsage();
       for (let i = 0; i < n; i += CHUNK) {
         for (const out of await sync.applyMany(actions.slice(i, i + CHUNK))) {
           if (out.status !== EXPECTED[run]) throw new Error(`${order} ${run}: ${out.key} ended ${out.status}${out.error ? ` (${out.error.message})` : ''}`);
         }
       }
       const seconds = (performance.now() - started) / 1000;
+      const used = process.cpuUsage(cpu);
       await sync.close();
-      return { seconds, requests: fake.count() - before };
+      return { seconds, cpu: (used.user + used.system) / 1e6, requests: fake.count() - before };
     },
     async close() {
       await memory?.close();
@@ -94,19 +99,22 @@ async function stand(order: Order, ledgerKind: 'sqlite' | 'memory') {
 async function pass(n: number, ledgerKind: 'sqlite' | 'memory', first: Order): Promise<Record<Order, PassResult>> {
   const modes: Order[] = first === 'event' ? ['event', 'arrival'] : ['arrival', 'event'];
   const stands = { event: await stand('event', ledgerKind), arrival: await stand('arrival', ledgerKind) };
-  const out = { event: { seconds: {}, requests: {} }, arrival: { seconds: {}, requests: {} } } as Record<Order, PassResult>;
+  const out = { event: { seconds: {}, cpu: {}, requests: {} }, arrival: { seconds: {}, cpu: {}, requests: {} } } as Record<Order, PassResult>;
   try {
     for (const run of RUNS) {
       for (const mode of modes) {
         const times = run === 'replay' ? REPLAYS : 1;
         let seconds = 0;
+        let cpu = 0;
         let requests = 0;
         for (let k = 0; k < times; k++) {
           const r = await stands[mode].run(run, n);
           seconds += r.seconds;
+          cpu += r.cpu;
           requests += r.requests;
         }
         out[mode].seconds[run] = seconds / times;
+        out[mode].cpu[run] = cpu / times;
         out[mode].requests[run] = requests / times;
       }
     }
@@ -125,15 +133,18 @@ export async function orderBackend(ledgerKind: 'sqlite' | 'memory', o: { n: numb
     passes.event.push(both.event);
     passes.arrival.push(both.arrival);
   }
-  const med = (mode: Order, run: Run) => median(passes[mode].map((x) => x.seconds[run]));
+  const med = (mode: Order, run: Run, k: 'seconds' | 'cpu' = 'seconds') => median(passes[mode].map((x) => x[k][run]));
+  const paired = (run: Run, k: 'seconds' | 'cpu') => round(median(passes.event.map((x, p) => x[k][run] / passes.arrival[p]![k][run])));
   const per = <T>(fn: (run: Run) => T) => Object.fromEntries(RUNS.map((run) => [run, fn(run)])) as Record<Run, T>;
   const requests = per((run) => ({ event: passes.event[0]!.requests[run], arrival: passes.arrival[0]!.requests[run] }));
   for (const run of RUNS) if (requests[run].event !== requests[run].arrival) throw new Error(`${run}: ${requests[run].event} requests with event order, ${requests[run].arrival} without`);
   return {
     ledger: ledgerKind,
     seconds: per((run) => ({ event: round(med('event', run)), arrival: round(med('arrival', run)) })),
-    ratio: per((run) => round(median(passes.event.map((x, p) => x.seconds[run] / passes.arrival[p]!.seconds[run])))),
+    ratio: per((run) => paired(run, 'seconds')),
     ratioOfMedians: per((run) => round(med('event', run) / med('arrival', run))),
+    cpuSeconds: per((run) => ({ event: round(med('event', run, 'cpu')), arrival: round(med('arrival', run, 'cpu')) })),
+    cpuRatio: per((run) => paired(run, 'cpu')),
     requests: per((run) => requests[run].event),
     passes: per((run) => ({ event: passes.event.map((x) => round(x.seconds[run])), arrival: passes.arrival.map((x) => round(x.seconds[run])) })),
   };
