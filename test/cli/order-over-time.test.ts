@@ -3,6 +3,7 @@
  * between runs): a file of older events synced after a file of newer ones leaves the newer values
  * in the CRM, counts the older actions `superseded` (or `updated` for the fields no newer event set)
  * and exits 0; `retry-failed` of an older failed line after a newer write is `superseded`, 0 calls.
+ * With `order: 'arrival'` in the config, the last file to arrive wins.
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -23,9 +24,9 @@ describe('crm-upsert sync and retry-failed: an older event never overwrites a ne
   afterAll(async () => server?.close());
 
   const held = (externalId: string) => fake.records('deals').find((d) => d.properties.ai_external_id === externalId)?.properties;
-  const setup = () => {
+  const setup = (extra: Record<string, unknown> = {}) => {
     const dir = tempDir('crm-upsert-order-');
-    const config = writeHubSpotConfig(dir, server.basePath, { retry: { retries: 0 } }, { objects });
+    const config = writeHubSpotConfig(dir, server.basePath, { retry: { retries: 0 }, ...extra }, { objects });
     const file = (name: string, lines: string[]) => {
       const path = join(dir, name);
       writeFileSync(path, `${lines.join('\n')}\n`);
@@ -69,5 +70,14 @@ describe('crm-upsert sync and retry-failed: an older event never overwrites a ne
     expect(summaryOf(retry.stdout)).toMatchObject({ command: 'retry-failed', actions: 1, counts: { superseded: 1 }, apiCalls: 0, exitCode: 0 });
     expect(JSON.parse(readFileSync(report, 'utf8'))).toMatchObject({ counts: { superseded: 1 }, problems: [] });
     expect(held('ord-3')).toMatchObject({ dealstage: 'closedwon' });
+  });
+
+  it("writes the older file's values over the newer ones with order: 'arrival' in the config, as the CRM itself would", async () => {
+    const { config, file } = setup({ order: 'arrival' });
+    expect((await runCli(['sync', file('newer.jsonl', [dealLine('ord-4', '10:00', { dealname: 'Renewal', dealstage: 'closedwon' })]), '--config', config], { env })).code).toBe(0);
+    const older = await runCli(['sync', file('older.jsonl', [dealLine('ord-4', '09:55', { dealstage: 'closedlost' })]), '--config', config], { env });
+    expect(older.code).toBe(0);
+    expect(summaryOf(older.stdout)).toMatchObject({ counts: { updated: 1 }, apiCalls: 1 });
+    expect(held('ord-4')).toMatchObject({ dealstage: 'closedlost' });
   });
 });
