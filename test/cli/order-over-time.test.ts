@@ -3,7 +3,8 @@
  * between runs): a file of older events synced after a file of newer ones leaves the newer values
  * in the CRM, counts the older actions `superseded` (or `updated` for the fields no newer event set)
  * and exits 0; `retry-failed` of an older failed line after a newer write is `superseded`, 0 calls.
- * With `order: 'arrival'` in the config, the last file to arrive wins.
+ * Two lines of one deal in one file: the older one, second, is `superseded`. With
+ * `order: 'arrival'` in the config, the last file to arrive wins.
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -51,6 +52,15 @@ describe('crm-upsert sync and retry-failed: an older event never overwrites a ne
     expect(JSON.parse(readFileSync(report, 'utf8'))).toMatchObject({ counts: { superseded: 1, updated: 1 }, problems: [] });
     expect(held('ord-1')).toMatchObject({ dealstage: 'closedwon' });
     expect(held('ord-2')).toMatchObject({ dealstage: 'closedwon', amount: '300' });
+  });
+
+  it('counts the older of two lines of one deal in one file superseded when it comes second', async () => {
+    const { config, file } = setup();
+    const both = file('both.jsonl', [dealLine('ord-5', '10:00', { dealname: 'Renewal', dealstage: 'closedwon' }), dealLine('ord-5', '09:55', { dealstage: 'closedlost' })]);
+    const run = await runCli(['sync', both, '--config', config], { env });
+    expect(run.code).toBe(0);
+    expect(summaryOf(run.stdout)).toMatchObject({ actions: 2, counts: { created: 1, superseded: 1 }, apiCalls: 1 });
+    expect(held('ord-5')).toMatchObject({ dealstage: 'closedwon' });
   });
 
   it('retry-failed of an older line that failed, after a newer write, is superseded with 0 calls', async () => {
