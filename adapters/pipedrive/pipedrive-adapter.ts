@@ -1,0 +1,402 @@
+/**
+ * pipedriveAdapter(): records (persons, organizations, deals) and activities (notes, tasks,
+ * calls, ...) on Pipedrive, which has no upsert and no batch write, over one small fetch client.
+ *
+ * Find-or-create, safe to repeat:
+ * 1. The ledger first: a record this ledger wrote (`RecordWrite.knownId`) is updated by that id,
+ *    with no search. A 404/410 means it is gone (deleted, merged away): it is looked up again.
+ * 2. Otherwise an exact lookup: `itemSearch/field` on the id field with `match=exact`, then a GET
+ *    of each candidate compares the value exactly (exact searches have matched substrings). Two
+ *    holders fail the action naming both; a search that failed is unknown, never "not found".
+ * 3. Then a create with the id field set. A create that may have committed (lost answer, reset,
+ *    5xx, timeout) is never sent again unconfirmed: the record is looked for, with bounded backoff,
+ *    in the entity's list by update time (the database, not the lagging search index) and by
+ *    search; while nothing is found the action fails retryable, and its next attempt looks again first.
+ */
+import { parentMemoKey, type ActivityWrite, type BatchContext, type CrmAdapter, type LinkRef, type RecordWrite, type WriteResult } from '../../src/adapter.js';
+import { LINK_NOT_FOUND, PARENT_NOT_FOUND } from '../../src/engine/defer.js';
+import { ConfigError, CrmError, CrmErrorKind, registerSecret } from '../../src/errors.js';
+import type { FieldDefinition } from '../../schemas/field-definitions.js';
+import { engineObjects, objectSpec, requestGate, resolveParents } from '../kit/adapter-kit.js';
+import { pipedriveHttp, type PipedriveHttp, type PipedriveRequest } from './pipedrive-client.js';
+import type { PipedriveActivityConfig, PipedriveObjectConfig, PipedriveRecordConfig, RecordEntity } from './pipedrive-config.js';
+import { classifyPipedriveError, createUnknown, duplicateHolders, isGone } from './pipedrive-errors.js';
+import { FIELDS_PATH, staticWireField, wireFieldIn, type PipedriveField, type WireField } from './pipedrive-fields.js';
+import { resolvePipedriveOptions, type PipedriveAdapterOptions } from './pipedrive-options.js';
+import { activityBody, createBody, markedKey, RECORD_PATH, recordBody } from './pipedrive-requests.js';
+
+const VENDOR = 'pipedrive';
+/** Pages of a parent's notes or activities read when looking for a key, at most (500 each). */
+const MAX_PAGES = 20;
+/** How far before a create's send its recovery looks in the update-time list: the two clocks may differ. */
+const CLOCK_MARGIN_MS = 10 * 60_000;
+
+interface Envelope<T> {
+  success?: boolean;
+  data?: T;
+  additional_data?: { next_cursor?: string | null; pagination?: { more_items_in_collection?: boolean; next_start?: number } };
+}
+interface RecordItem {
+  id: number | string;
+  custom_fields?: Record<string, unknown> | null;
+}
+interface ActivityItem {
+  id: number | string;
+  content?: string;
+  note?: string | null;
+}
+
+export interface PipedriveAdapter extends CrmAdapter {
+  /** An entity's field definitions (every page), through the adapter's budget, count and classification: what `schema pull` and `check-setup` read. */
+  readFields(entity: RecordEntity | 'activity'): Promise<PipedriveField[]>;
+  /** One request through the adapter's path (budget, request count, classified errors): for check-setup. */
+  request<T>(req: PipedriveRequest): Promise<T>;
+}
+
+export function pipedriveAdapter(options: PipedriveAdapterOptions): PipedriveAdapter {
+  const o = resolvePipedriveOptions(options);
+  registerSecret(o.apiToken);
+  const http: PipedriveHttp = o.http ?? pipedriveHttp({ basePath: o.basePath, apiToken: o.apiToken!, timeoutMs: o.timeoutMs });
+  const gate = requestGate();
+  const objects = engineObjects(o.objects, { ...(o.fieldDefinitions ? { definitions: o.fieldDefinitions } : {}), vendor: 'pipedriveAdapter' });
+  const spec = <K extends PipedriveObjectConfig['kind']>(object: string, kind: K) => objectSpec(VENDOR, o.objects, object, kind);
+  /** Wire field -> configured name, per object: a refused field is named as the config names it. */
+  const fieldNames = new Map<string, Map<string, string>>();
+
+  async function send<T>(req: PipedriveRequest, opts: { search?: boolean; context?: BatchContext; object?: string } = {}): Promise<Envelope<T>> {
+    const budgets = opts.search ? [o.rateBudget, o.searchRateBudget] : [o.rateBudget];
+    return gate.send(async () => {
+      try {
+        return (await http.send<Envelope<T>>(req)).body;
+      } catch (err) {
+        throw classifyPipedriveError(err, { fieldNames: opts.object ? fieldNames.get(opts.object) : undefined });
+      }
+    }, { budgets, ...(opts.context ? { context: opts.context } : {}) });
+  }
+
+  // --- fields: names resolved to keys, one fields read per entity when a name needs it -------
+  const fieldsCache = new Map<string, Promise<PipedriveField[]>>();
+  async function readFields(entity: RecordEntity | 'activity'): Promise<PipedriveField[]> {
+    const out: PipedriveField[] = [];
+    let cursor: string | undefined;
+    do {
+      const page = await send<PipedriveField[]>({ method: 'GET', path: FIELDS_PATH[entity], query: { limit: 500, cursor } });
+      out.push(...(page.data ?? []));
+      cursor = page.additional_data?.next_cursor ?? undefined;
+    } while (cursor);
+    return out;
+  }
+  const fieldsOf = (entity: RecordEntity | 'activity') => {
+    let p = fieldsCache.get(entity);
+    if (!p) {
+      p = readFields(entity);
+      fieldsCache.set(entity, p);
+      // A failed read is not kept: the next write reads again.
+      p.catch(() => fieldsCache.delete(entity));
+    }
+    return p;
+  };
+  async function wireOf(object: string, entity: RecordEntity, names: readonly string[]): Promise<(name: string) => WireField> {
+    const resolved = new Map<string, WireField>();
+    const unknown = names.filter((n) => {
+      const w = staticWireField(entity, n);
+      if (w) resolved.set(n, w);
+      return !w;
+    });
+    if (unknown.length > 0) {
+      const fields = await fieldsOf(entity);
+      for (const n of unknown) {
+        const w = wireFieldIn(fields, entity, n);
+        if (!w) throw new ConfigError(`pipedrive: the ${entity} has no field "${n}" (objects.${object}): create it in Pipedrive, or run crm-upsert check-setup --create for the id field`);
+        resolved.set(n, w);
+      }
+    }
+    const names2 = fieldNames.get(object) ?? new Map<string, string>();
+    for (const [n, w] of resolved) names2.set('custom' in w ? w.custom : w.standard, n);
+    fieldNames.set(object, names2);
+    return (name) => resolved.get(name)!;
+  }
+  const idKeyOf = async (object: string, s: PipedriveRecordConfig): Promise<string> => {
+    const w = (await wireOf(object, s.entity, [s.idField]))(s.idField);
+    if (!('custom' in w)) throw new ConfigError(`pipedrive: objects.${object}.idField ${s.idField} is a standard ${s.entity} field; it must be a varchar custom field`);
+    return w.custom;
+  };
+  const definitionsOf = (object: string): Readonly<Record<string, FieldDefinition>> => objects[object]?.definitions ?? {};
+
+  // --- lookups ------------------------------------------------------------------------------
+  const path = (entity: RecordEntity, id?: string) => `${RECORD_PATH[entity]}${id === undefined ? '' : `/${encodeURIComponent(id)}`}`;
+  const holds = (item: RecordItem | undefined, key: string, externalId: string) => item?.custom_fields?.[key] === externalId;
+
+  /**
+   * Ids of the records whose id field is exactly `externalId`: an exact search, each candidate read
+   * and compared (a candidate gone since the index saw it is no holder). A failed search throws.
+   */
+  async function searchHolders(object: string, s: PipedriveRecordConfig, key: string, externalId: string): Promise<string[]> {
+    const found = await send<unknown[]>({ method: 'GET', path: '/api/v2/itemSearch/field', query: { entity_type: s.entity, field: key, term: externalId, match: 'exact', limit: 100 } }, { search: true, object });
+    const candidates = [...new Set((found.data ?? []).map(candidateId).filter((id): id is string => id !== undefined))];
+    const holders: string[] = [];
+    for (const id of candidates) {
+      try {
+        const item = await send<RecordItem>({ method: 'GET', path: path(s.entity, id) }, { object });
+        if (holds(item.data, key, externalId)) holders.push(String(item.data!.id));
+      } catch (err) {
+        if (!isGone(err)) throw err;
+      }
+    }
+    return holders;
+  }
+
+  /**
+   * Ids of records updated since `since` holding `externalId`, from the entity's list sorted by
+   * update time: the database itself, not the search index, so a record created a moment ago is in it.
+   */
+  async function recentHolders(object: string, s: PipedriveRecordConfig, key: string, externalId: string, since: number): Promise<string[]> {
+    const holders: string[] = [];
+    let cursor: string | undefined;
+    let pages = 0;
+    do {
+      const page = await send<RecordItem[]>({
+        method: 'GET', path: path(s.entity),
+        query: { updated_since: new Date(since - CLOCK_MARGIN_MS).toISOString().replace(/\.\d{3}Z$/, 'Z'), sort_by: 'update_time', sort_direction: 'desc', custom_fields: key, limit: 500, cursor },
+      }, { object });
+      for (const item of page.data ?? []) if (holds(item, key, externalId)) holders.push(String(item.id));
+      cursor = page.additional_data?.next_cursor ?? undefined;
+    } while (cursor && ++pages < MAX_PAGES);
+    return holders;
+  }
+
+  /** Creates that may have committed and are not confirmed yet, by object and external id: when they were sent. */
+  const unconfirmed = new Map<string, number>();
+  const unconfirmedKey = (object: string, externalId: string) => `${object}\u0000${externalId}`;
+  const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+  /** Both lookups of a create that may have committed: the update-time list, then the exact search. */
+  async function recoveryHolders(object: string, s: PipedriveRecordConfig, key: string, externalId: string, sentAt: number): Promise<string[]> {
+    const recent = await recentHolders(object, s, key, externalId, sentAt);
+    if (recent.length > 0) return recent;
+    return searchHolders(object, s, key, externalId);
+  }
+
+  // --- record writes --------------------------------------------------------------------------
+  /** The CRM ids of record references, through the batch memo (the engine seeds it with ids its ledger knows). */
+  const lookupRecords = async (object: string, externalIds: string[]): Promise<Map<string, string>> => {
+    const s = spec(object, 'record');
+    const key = await idKeyOf(object, s);
+    const found = new Map<string, string>();
+    for (const externalId of externalIds) {
+      const holders = await searchHolders(object, s, key, externalId);
+      if (holders.length > 1) throw duplicateHolders(s.entity, s.idField, externalId, holders);
+      if (holders[0]) found.set(externalId, holders[0]);
+    }
+    return found;
+  };
+  const resolveRefs = (refs: readonly LinkRef[], context?: BatchContext) => resolveParents(refs.map((parent) => ({ parent })), context, lookupRecords);
+
+  async function upsertOne(object: string, s: PipedriveRecordConfig, w: RecordWrite, context?: BatchContext): Promise<WriteResult> {
+    if (!w.externalId) return fail(`${object}: the external id is empty; Pipedrive records are found by it`, 'MISSING_EXTERNAL_ID');
+    for (const l of w.links ?? []) if (s.links?.[l.object] === undefined) return fail(`${object} cannot link to "${l.object}": configure objects.${object}.links.${l.object}`, 'LINK_NOT_CONFIGURED');
+    const wire = await wireOf(object, s.entity, Object.keys(w.fields));
+    const links = w.links ?? [];
+    const ids = links.length > 0 ? new Map(await resolveRefs(links, context)) : new Map<string, string>();
+    const relations: Record<string, string> = {};
+    for (const l of links) {
+      const id = ids.get(parentMemoKey(l.object, l.externalId));
+      if (!id) {
+        return { ok: false, error: new CrmError(`link ${l.object} ${JSON.stringify(l.externalId)} does not exist in Pipedrive; the ${object} was not written: write the ${l.object}, then retry`, { vendor: VENDOR, kind: CrmErrorKind.permanent, vendorCode: LINK_NOT_FOUND }) };
+      }
+      relations[s.links![l.object]!] = id;
+    }
+    const update = recordBody(w.fields, wire, definitionsOf(object), relations);
+    const patch = async (id: string): Promise<WriteResult> => {
+      const res = await send<RecordItem>({ method: 'PATCH', path: path(s.entity, id), body: update }, { context, object });
+      return { ok: true, recordId: String(res.data?.id ?? id), created: false };
+    };
+    const dropLinkIds = (err: unknown) => {
+      // A link id known from before that Pipedrive no longer has: read it again on the next attempt.
+      if (err instanceof CrmError && err.status === 400) for (const l of links) context?.memo.delete(parentMemoKey(l.object, l.externalId));
+    };
+    try {
+      if (w.knownId) {
+        try {
+          return await patch(w.knownId);
+        } catch (err) {
+          // Deleted or merged away since this ledger wrote it: found again by its external id below.
+          if (!isGone(err)) throw err;
+        }
+      }
+      const key = await idKeyOf(object, s);
+      const pendingKey = unconfirmedKey(object, w.externalId);
+      const pending = unconfirmed.get(pendingKey);
+      if (pending !== undefined && Date.now() - pending > o.unconfirmedCreateMs) unconfirmed.delete(pendingKey);
+      const sentBefore = unconfirmed.get(pendingKey);
+      const holders = sentBefore !== undefined ? await recoveryHolders(object, s, key, w.externalId, sentBefore) : await searchHolders(object, s, key, w.externalId);
+      if (holders.length > 1) return { ok: false, error: duplicateHolders(s.entity, s.idField, w.externalId, holders) };
+      if (holders.length === 1) {
+        unconfirmed.delete(pendingKey);
+        const r = await patch(holders[0]!);
+        // The create an earlier attempt sent did commit: this action created the record.
+        return sentBefore !== undefined && r.ok ? { ...r, created: true } : r;
+      }
+      return await create(object, s, key, w, update, context);
+    } catch (err) {
+      dropLinkIds(err);
+      throw err;
+    }
+  }
+
+  async function create(object: string, s: PipedriveRecordConfig, key: string, w: RecordWrite, update: Record<string, unknown>, context?: BatchContext): Promise<WriteResult> {
+    const pendingKey = unconfirmedKey(object, w.externalId);
+    const sentAt = Date.now();
+    try {
+      const res = await send<RecordItem>({ method: 'POST', path: path(s.entity), body: createBody(update, key, w.externalId) }, { context, object });
+      if (res.data?.id === undefined) throw new CrmError('Pipedrive answered the create without the record id', { vendor: VENDOR, kind: CrmErrorKind.transient, ambiguous: true });
+      unconfirmed.delete(pendingKey);
+      return { ok: true, recordId: String(res.data.id), created: true };
+    } catch (err) {
+      const error = classifyPipedriveError(err);
+      if (!error.ambiguous) throw error;
+      unconfirmed.set(pendingKey, sentAt);
+      for (const delay of [0, ...o.recoveryDelaysMs]) {
+        if (delay > 0) await sleep(delay);
+        let holders: string[];
+        try {
+          holders = await recoveryHolders(object, s, key, w.externalId, sentAt);
+        } catch {
+          continue;
+        }
+        if (holders.length > 1) return { ok: false, error: duplicateHolders(s.entity, s.idField, w.externalId, holders) };
+        if (holders.length === 1) {
+          unconfirmed.delete(pendingKey);
+          return { ok: true, recordId: holders[0]!, created: true };
+        }
+      }
+      return { ok: false, error: createUnknown(`${s.entity} ${s.idField}=${JSON.stringify(w.externalId)}`, error) };
+    }
+  }
+
+  // --- activities -----------------------------------------------------------------------------
+  const activityPath = (s: PipedriveActivityConfig) => (s.entity === 'note' ? '/api/v1/notes' : '/api/v2/activities');
+
+  function refsOf(s: PipedriveActivityConfig, w: ActivityWrite): LinkRef[] {
+    return [w.parent, ...(w.links ?? [])].filter((r) => s.parents[r.object] !== undefined);
+  }
+
+  async function createActivity(object: string, s: PipedriveActivityConfig, w: ActivityWrite, context?: BatchContext): Promise<WriteResult> {
+    for (const r of [w.parent, ...(w.links ?? [])]) {
+      if (s.parents[r.object] === undefined) return fail(`${object} cannot attach to "${r.object}": configure objects.${object}.parents.${r.object}`, r === w.parent ? 'PARENT_NOT_CONFIGURED' : 'LINK_NOT_CONFIGURED');
+    }
+    const ids = new Map(await resolveRefs(refsOf(s, w), context));
+    const relations: Record<string, string> = {};
+    for (const r of refsOf(s, w)) {
+      const id = ids.get(parentMemoKey(r.object, r.externalId));
+      if (!id) {
+        const parentSpec = spec(r.object, 'record');
+        return r === w.parent
+          ? fail(`parent ${r.object} ${JSON.stringify(r.externalId)} (${parentSpec.entity} with ${parentSpec.idField}=${r.externalId}) does not exist in Pipedrive; write it first, then retry`, PARENT_NOT_FOUND)
+          : fail(`link ${r.object} ${JSON.stringify(r.externalId)} does not exist in Pipedrive; the ${object} was not created: write the ${r.object}, then retry`, LINK_NOT_FOUND);
+      }
+      relations[s.parents[r.object]!] = id;
+    }
+    try {
+      const res = await send<ActivityItem>({ method: 'POST', path: activityPath(s), body: activityBody(s, w, relations, definitionsOf(object)) }, { context, object });
+      if (res.data?.id === undefined) return { ok: false, error: new CrmError('Pipedrive answered the create without its id; it may have been written', { vendor: VENDOR, kind: CrmErrorKind.transient, ambiguous: true }) };
+      return { ok: true, recordId: String(res.data.id), created: true };
+    } catch (err) {
+      // A parent id known from before that Pipedrive refuses: read it again on the next attempt.
+      if (err instanceof CrmError && (err.status === 400 || err.status === 404)) for (const r of refsOf(s, w)) context?.memo.delete(parentMemoKey(r.object, r.externalId));
+      throw err;
+    }
+  }
+
+  /** Key -> id of the notes or activities of one parent that carry a key marker (every page, read-after-write). */
+  async function markedOf(s: PipedriveActivityConfig, field: string, parentId: string): Promise<Map<string, string>> {
+    const out = new Map<string, string>();
+    const take = (items: ActivityItem[] | undefined) => {
+      for (const item of items ?? []) {
+        const key = markedKey(s.entity === 'note' ? item.content : item.note);
+        if (key && !out.has(key)) out.set(key, String(item.id));
+      }
+    };
+    if (s.entity === 'note') {
+      let start = 0;
+      for (let page = 0; page < MAX_PAGES; page++) {
+        const res = await send<ActivityItem[]>({ method: 'GET', path: '/api/v1/notes', query: { [field]: parentId, start, limit: 500, sort: 'id DESC' } });
+        take(res.data);
+        const more = res.additional_data?.pagination;
+        if (!more?.more_items_in_collection || more.next_start === undefined) break;
+        start = more.next_start;
+      }
+      return out;
+    }
+    let cursor: string | undefined;
+    for (let page = 0; page < MAX_PAGES; page++) {
+      const res = await send<ActivityItem[]>({ method: 'GET', path: '/api/v2/activities', query: { [field]: parentId, limit: 500, cursor } });
+      take(res.data);
+      cursor = res.additional_data?.next_cursor ?? undefined;
+      if (!cursor) break;
+    }
+    return out;
+  }
+
+  return {
+    name: VENDOR,
+    // No batch write exists: each record is its own request, so a batch is one record, and the
+    // engine's `concurrency` runs several at once (within the rate budgets).
+    capabilities: { maxBatch: 1, nativeActivityUpsert: false },
+    objects,
+    readFields,
+    async request<T>(req: PipedriveRequest): Promise<T> {
+      return (await send<T>(req)) as T;
+    },
+
+    async upsertRecords(object: string, writes: RecordWrite[], context?: BatchContext): Promise<WriteResult[]> {
+      const s = spec(object, 'record');
+      const results: WriteResult[] = [];
+      for (const w of writes) results.push(await upsertOne(object, s, w, context));
+      return results;
+    },
+
+    async createActivities(object: string, writes: ActivityWrite[], context?: BatchContext): Promise<WriteResult[]> {
+      const s = spec(object, 'activity');
+      const results: WriteResult[] = [];
+      for (const w of writes) results.push(await createActivity(object, s, w, context));
+      return results;
+    },
+
+    async findActivities(object: string, writes: ActivityWrite[], context?: BatchContext): Promise<Map<string, string>> {
+      // Through each target's own notes or activities (the database, read after write), never by
+      // search: the key marker is matched in their text.
+      const s = spec(object, 'activity');
+      const found = new Map<string, string>();
+      const attachable = writes.filter((w) => s.parents[w.parent.object] !== undefined && w.key);
+      if (attachable.length === 0) return found;
+      const ids = await resolveParents(attachable, context, lookupRecords);
+      const read = new Map<string, Map<string, string>>();
+      for (const w of attachable) {
+        const parentId = ids.get(parentMemoKey(w.parent.object, w.parent.externalId));
+        if (!parentId) continue;
+        const field = s.parents[w.parent.object]!;
+        const at = `${field}\u0000${parentId}`;
+        if (!read.has(at)) read.set(at, await markedOf(s, field, parentId));
+        const id = read.get(at)!.get(w.key);
+        if (id) found.set(w.key, id);
+      }
+      return found;
+    },
+
+    classifyError: (err: unknown) => classifyPipedriveError(err),
+    apiCalls: gate.apiCalls,
+  };
+}
+
+/** The id of an itemSearch/field result: `{ id }`, or `{ item: { id } }` as the v2 model describes it. */
+function candidateId(entry: unknown): string | undefined {
+  if (!entry || typeof entry !== 'object') return undefined;
+  const e = entry as { id?: unknown; item?: { id?: unknown } };
+  const id = e.item?.id ?? e.id;
+  return typeof id === 'number' || typeof id === 'string' ? String(id) : undefined;
+}
+
+function fail(message: string, vendorCode: string): WriteResult {
+  return { ok: false, error: new CrmError(message, { vendor: VENDOR, kind: CrmErrorKind.permanent, vendorCode }) };
+}
