@@ -5,6 +5,7 @@
  * their parent after a lost answer, never duplicated.
  */
 import { afterEach, describe, expect, it } from 'vitest';
+import type { HandlerAction } from '../../src/engine/guarded.js';
 import { createSync, openLedger } from '../../src/index.js';
 import { fast, harness, type Harness } from './pipedrive-helpers.js';
 
@@ -22,7 +23,7 @@ function model() {
   };
 }
 type Summary = Awaited<ReturnType<ReturnType<typeof model>['summarize']>>;
-const actions = (s: Summary) => [
+const actions = (s: Summary): HandlerAction[] => [
   { op: 'upsert', object: 'company', externalId: 'acme.test', fields: { name: s.company } },
   { op: 'upsert', object: 'contact', externalId: s.email, fields: { name: 'Ada Lovelace', email: s.email }, links: [ref('company', 'acme.test')] },
   { op: 'upsert', object: 'deal', externalId: 'deal-call-42', fields: { title: s.deal, value: 12000 }, links: [ref('contact', s.email), ref('company', 'acme.test')] },
