@@ -13,7 +13,7 @@
  *    in the entity's list by update time (the database, not the lagging search index) and by
  *    search; while nothing is found the action fails retryable, and its next attempt looks again first.
  */
-import { parentMemoKey, type ActivityWrite, type BatchContext, type CrmAdapter, type LinkRef, type RecordWrite, type WriteResult } from '../../src/adapter.js';
+import { parentMemoKey, type ActivityWrite, type BatchContext, type CrmAdapter, type LinkRef, type ReadRequest, type RecordWrite, type WriteResult } from '../../src/adapter.js';
 import { LINK_NOT_FOUND, PARENT_NOT_FOUND } from '../../src/engine/defer.js';
 import { ConfigError, CrmError, CrmErrorKind, registerSecret } from '../../src/errors.js';
 import type { FieldDefinition } from '../../schemas/field-definitions.js';
@@ -23,6 +23,7 @@ import type { PipedriveActivityConfig, PipedriveObjectConfig, PipedriveRecordCon
 import { classifyPipedriveError, createUnknown, duplicateHolders, isGone } from './pipedrive-errors.js';
 import { FIELDS_PATH, staticWireField, wireFieldIn, type PipedriveField, type WireField } from './pipedrive-fields.js';
 import { resolvePipedriveOptions, type PipedriveAdapterOptions } from './pipedrive-options.js';
+import { planReads, readRecords, type ReadIo, type ReadItem } from './pipedrive-reads.js';
 import { activityBody, createBody, markedKey, RECORD_PATH, recordBody } from './pipedrive-requests.js';
 
 const VENDOR = 'pipedrive';
@@ -128,42 +129,50 @@ export function pipedriveAdapter(options: PipedriveAdapterOptions): PipedriveAda
   const holds = (item: RecordItem | undefined, key: string, externalId: string) => item?.custom_fields?.[key] === externalId;
 
   /**
-   * Ids of the records whose id field is exactly `externalId`: an exact search, each candidate read
-   * and compared (a candidate gone since the index saw it is no holder). A failed search throws.
+   * The records whose id field is exactly `externalId`: an exact search, each candidate read and
+   * compared (a candidate gone since the index saw it is no holder). A failed search throws.
    */
-  async function searchHolders(object: string, s: PipedriveRecordConfig, key: string, externalId: string): Promise<string[]> {
+  async function searchItems(object: string, s: PipedriveRecordConfig, key: string, externalId: string): Promise<RecordItem[]> {
     const found = await send<unknown[]>({ method: 'GET', path: '/api/v2/itemSearch/field', query: { entity_type: s.entity, field: key, term: externalId, match: 'exact', limit: 100 } }, { search: true, object });
-    const candidates = [...new Set((found.data ?? []).map(candidateId).filter((id): id is string => id !== undefined))];
-    const holders: string[] = [];
-    for (const id of candidates) {
+    return confirmed(object, s, candidateIds(found.data), (item) => holds(item, key, externalId));
+  }
+  const searchHolders = async (object: string, s: PipedriveRecordConfig, key: string, externalId: string) => (await searchItems(object, s, key, externalId)).map((i) => String(i.id));
+
+  /** Candidates read one by one and kept when `keep` says so (a candidate gone since the index saw it is dropped). */
+  async function confirmed(object: string, s: PipedriveRecordConfig, ids: readonly string[], keep: (item: RecordItem) => boolean): Promise<RecordItem[]> {
+    const out: RecordItem[] = [];
+    for (const id of ids) {
       try {
         const item = await send<RecordItem>({ method: 'GET', path: path(s.entity, id) }, { object });
-        if (holds(item.data, key, externalId)) holders.push(String(item.data!.id));
+        if (item.data && keep(item.data)) out.push(item.data);
       } catch (err) {
         if (!isGone(err)) throw err;
       }
     }
-    return holders;
+    return out;
   }
 
   /**
-   * Ids of records updated since `since` holding `externalId`, from the entity's list sorted by
-   * update time: the database itself, not the search index, so a record created a moment ago is in it.
+   * Records updated since `since` (less a margin for the two clocks) that `keep` accepts, from the
+   * entity's list sorted by update time: the database itself, not the search index, so a record
+   * created a moment ago is in it. `customKey` narrows the custom fields answered to the one read.
    */
-  async function recentHolders(object: string, s: PipedriveRecordConfig, key: string, externalId: string, since: number): Promise<string[]> {
-    const holders: string[] = [];
+  async function recentItems(object: string, s: PipedriveRecordConfig, since: number, keep: (item: RecordItem) => boolean, customKey?: string): Promise<RecordItem[]> {
+    const out: RecordItem[] = [];
     let cursor: string | undefined;
     let pages = 0;
     do {
       const page = await send<RecordItem[]>({
         method: 'GET', path: path(s.entity),
-        query: { updated_since: new Date(since - CLOCK_MARGIN_MS).toISOString().replace(/\.\d{3}Z$/, 'Z'), sort_by: 'update_time', sort_direction: 'desc', custom_fields: key, limit: 500, cursor },
+        query: { updated_since: new Date(since - CLOCK_MARGIN_MS).toISOString().replace(/\.\d{3}Z$/, 'Z'), sort_by: 'update_time', sort_direction: 'desc', custom_fields: customKey, limit: 500, cursor },
       }, { object });
-      for (const item of page.data ?? []) if (holds(item, key, externalId)) holders.push(String(item.id));
+      for (const item of page.data ?? []) if (keep(item)) out.push(item);
       cursor = page.additional_data?.next_cursor ?? undefined;
     } while (cursor && ++pages < MAX_PAGES);
-    return holders;
+    return out;
   }
+  const recentHolders = async (object: string, s: PipedriveRecordConfig, key: string, externalId: string, since: number) =>
+    (await recentItems(object, s, since, (item) => holds(item, key, externalId), key)).map((i) => String(i.id));
 
   /** Creates that may have committed and are not confirmed yet, by object and external id: when they were sent. */
   const unconfirmed = new Map<string, number>();
@@ -338,6 +347,42 @@ export function pipedriveAdapter(options: PipedriveAdapterOptions): PipedriveAda
     return out;
   }
 
+  // --- reads ---------------------------------------------------------------------------------
+  const hasEmail = (email: string) => (item: RecordItem) => ((item as ReadItem).emails ?? []).some((e) => typeof e.value === 'string' && e.value.toLowerCase() === email.toLowerCase());
+  const readIo: ReadIo = {
+    record: (object) => spec(object, 'record'),
+    async wire(object, names) {
+      const s = spec(object, 'record');
+      const [idKey, of] = await Promise.all([idKeyOf(object, s), wireOf(object, s.entity, names)]);
+      return { idKey, of };
+    },
+    async holders(object, by, value) {
+      const s = spec(object, 'record');
+      const byId = new Map<string, ReadItem>();
+      const add = (items: RecordItem[]) => items.forEach((i) => byId.set(String(i.id), i as ReadItem));
+      if (by === 'id') {
+        const key = await idKeyOf(object, s);
+        add(await recentItems(object, s, Date.now(), (item) => holds(item, key, value)));
+        add(await searchItems(object, s, key, value));
+      } else {
+        if (s.entity !== 'person') throw new ConfigError(`pipedrive: objects.${object}.lookupBy: only persons are read by email`);
+        add(await recentItems(object, s, Date.now(), hasEmail(value)));
+        const found = await send<unknown>({ method: 'GET', path: '/api/v2/persons/search', query: { term: value, fields: 'email', exact_match: true, limit: 100 } }, { search: true, object });
+        add(await confirmed(object, s, candidateIds(found.data).filter((id) => !byId.has(id)), hasEmail(value)));
+      }
+      return [...byId.values()];
+    },
+    async get(object, id) {
+      const s = spec(object, 'record');
+      try {
+        return (await send<ReadItem>({ method: 'GET', path: path(s.entity, id) }, { object })).data;
+      } catch (err) {
+        if (isGone(err)) return undefined;
+        throw err;
+      }
+    },
+  };
+
   return {
     name: VENDOR,
     // No batch write exists: each record is its own request, so a batch is one record, and the
@@ -384,17 +429,27 @@ export function pipedriveAdapter(options: PipedriveAdapterOptions): PipedriveAda
       return found;
     },
 
+    // Each id its own lookup (the recent list and the exact search, candidates confirmed by a read).
+    planReads: (_object: string, ids: readonly string[]) => planReads(ids),
+    readRecords: (object: string, ids: readonly string[], request: ReadRequest) => readRecords(readIo, object, ids, request),
+
     classifyError: (err: unknown) => classifyPipedriveError(err),
     apiCalls: gate.apiCalls,
   };
 }
 
-/** The id of an itemSearch/field result: `{ id }`, or `{ item: { id } }` as the v2 model describes it. */
+/** The id of a search result: `{ id }`, or `{ item: { id } }` as the v2 model describes it. */
 function candidateId(entry: unknown): string | undefined {
   if (!entry || typeof entry !== 'object') return undefined;
   const e = entry as { id?: unknown; item?: { id?: unknown } };
   const id = e.item?.id ?? e.id;
   return typeof id === 'number' || typeof id === 'string' ? String(id) : undefined;
+}
+
+/** Distinct candidate ids of a search answer: `data` as a list, or `data.items` (the entity searches). */
+function candidateIds(data: unknown): string[] {
+  const list = Array.isArray(data) ? data : Array.isArray((data as { items?: unknown } | undefined)?.items) ? (data as { items: unknown[] }).items : [];
+  return [...new Set(list.map(candidateId).filter((id): id is string => id !== undefined))];
 }
 
 function fail(message: string, vendorCode: string): WriteResult {

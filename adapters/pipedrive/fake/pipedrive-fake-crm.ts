@@ -74,6 +74,9 @@ const REQUIRED: Record<FakeEntity, string> = { person: 'name', organization: 'na
 /** A custom field's 40-character key, stable per entity and name (Pipedrive's are random hashes). */
 export const customKey = (entity: string, name: string): string => createHash('sha1').update(`${entity}:${name}`).digest('hex');
 
+/** Where the search index keeps a person's addresses beside its custom field values. */
+const EMAILS = '\u0000emails';
+
 const iso = (ms: number) => new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z');
 
 export class FakePipedriveCrm {
@@ -185,7 +188,8 @@ export class FakePipedriveCrm {
   private reindex(r: FakeRecord): void {
     const key = `${r.entity}:${r.id}`;
     const entries = this.index.get(key) ?? [];
-    entries.push({ at: this.now() + this.searchLagMs, values: r.deleted ? null : { ...r.custom_fields } });
+    const emails = Array.isArray(r.data.emails) ? (r.data.emails as { value?: unknown }[]).map((e) => String(e.value ?? '').toLowerCase()) : [];
+    entries.push({ at: this.now() + this.searchLagMs, values: r.deleted ? null : { ...r.custom_fields, [EMAILS]: emails } });
     this.index.set(key, entries);
   }
 
@@ -239,6 +243,18 @@ export class FakePipedriveCrm {
     this.reindex(survivor);
     this.remove(entity, id);
     return { status: 200, body: { success: true, data: { id: mergeWithId } } };
+  }
+
+  /** `persons/search` on emails with `exact_match`: persons an address names (case-insensitive), as the search index sees them now. */
+  searchEmail(term: string): number[] {
+    const now = this.now();
+    const out: number[] = [];
+    for (const r of this.records.person.values()) {
+      const seen = (this.index.get(`person:${r.id}`) ?? []).filter((e) => e.at <= now).at(-1);
+      const emails = seen?.values?.[EMAILS];
+      if (Array.isArray(emails) && emails.includes(term.toLowerCase())) out.push(r.id);
+    }
+    return out;
   }
 
   /** `itemSearch/field`: records whose indexed value of `key` matches `term` as the search index sees them now. */

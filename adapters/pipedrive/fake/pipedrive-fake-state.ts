@@ -132,6 +132,12 @@ export class FakePipedriveState implements FakeVendor {
       const ids = this.crm.search(entity, f.field_code, term, req.query.get('match') ?? 'middle');
       return { status: 200, body: { success: true, data: ids.map((i) => ({ result_score: 1, item: { id: i, type: entity } })), additional_data: { next_cursor: null } } };
     }
+    if (version === 'v2' && collection === 'persons' && id === 'search' && req.method === 'GET') {
+      const term = req.query.get('term');
+      if (!term) return errorResponse(400, 'Validation failed: term is required', 'ERR_SCHEMA_VALIDATION_FAILED');
+      const ids = req.query.get('exact_match') === 'true' && req.query.get('fields') === 'email' ? this.crm.searchEmail(term) : [];
+      return { status: 200, body: { success: true, data: { items: ids.map((i) => ({ result_score: 1, item: { id: i, type: 'person' } })) }, additional_data: { next_cursor: null } } };
+    }
     const entity = ENTITY_OF_PATH[collection];
     if (entity && version === 'v2') return this.records(req, entity, id, body);
     if (entity && version === 'v1' && verb === 'merge' && req.method === 'PUT') {
