@@ -53,7 +53,7 @@ const SALES_SECTION: PipedriveConfig = {
   companyDomain: 'yourcompany',
   objects: {
     company: { kind: 'record', entity: 'organization', idField: 'ai_external_id', fields: ['name'] },
-    contact: { kind: 'record', entity: 'person', idField: 'ai_external_id', fields: ['name', 'email', 'phone'], links: { company: 'org_id' } },
+    contact: { kind: 'record', entity: 'person', idField: 'ai_external_id', fields: ['name', 'email', 'phone'], links: { company: 'org_id' }, lookupBy: ['email'] },
     deal: { kind: 'record', entity: 'deal', idField: 'ai_external_id', fields: ['title', 'value', 'currency', 'expected_close_date'], links: { contact: 'person_id', company: 'org_id' } },
     note: { kind: 'activity', entity: 'note', fields: ['content'], parents: { contact: 'person_id', company: 'org_id', deal: 'deal_id' } },
     task: { kind: 'activity', entity: 'activity', activityType: 'task', fields: ['subject', 'note', 'due_date'], parents: { deal: 'deal_id', contact: 'person_id', company: 'org_id' } },

@@ -56,6 +56,10 @@ describe('crm-upsert with crm: pipedrive', () => {
     expect(run2.code, run2.stderr).toBe(0);
     expect(summaryOf(run2.stdout)).toMatchObject({ apiCalls: 0, problems: 0 });
 
+    const byEmail = await runCli(['get', 'contact', 'chloe.martin@fabrikam.example', '--by', 'email'], { cwd: dir, env });
+    expect(byEmail.code, byEmail.stderr).toBe(0);
+    expect(JSON.parse(byEmail.stdout)).toMatchObject({ found: true, externalId: 'gong-7731', fields: { name: 'Chloé Martin' } });
+
     const setup = await runCli(['check-setup'], { cwd: dir, env });
     expect(setup.code, setup.stdout + setup.stderr).toBe(0);
     expect(setup.stdout).toMatch(/ok\s+contact -> person\.ai_external_id \(varchar id field\)/);
