@@ -187,15 +187,26 @@ export function pipedriveAdapter(options: PipedriveAdapterOptions): PipedriveAda
   }
 
   // --- record writes --------------------------------------------------------------------------
-  /** The CRM ids of record references, through the batch memo (the engine seeds it with ids its ledger knows). */
+  /**
+   * The CRM ids of record references not in the batch memo (the engine seeds it with the records
+   * written earlier in the call): first the records updated in the last minutes (one list read for
+   * all of them: the database, so a record written a moment ago by another call or process is
+   * found although the search index has not seen it yet), then the exact search for the others.
+   */
   const lookupRecords = async (object: string, externalIds: string[]): Promise<Map<string, string>> => {
     const s = spec(object, 'record');
     const key = await idKeyOf(object, s);
-    const found = new Map<string, string>();
+    const wanted = new Set(externalIds);
+    const holders = new Map<string, Set<string>>();
+    const add = (externalId: string, id: string) => holders.set(externalId, (holders.get(externalId) ?? new Set()).add(id));
+    for (const item of await recentItems(object, s, Date.now(), (item) => wanted.has(item.custom_fields?.[key] as string), key)) add(item.custom_fields![key] as string, String(item.id));
     for (const externalId of externalIds) {
-      const holders = await searchHolders(object, s, key, externalId);
-      if (holders.length > 1) throw duplicateHolders(s.entity, s.idField, externalId, holders);
-      if (holders[0]) found.set(externalId, holders[0]);
+      if (!holders.has(externalId)) for (const id of await searchHolders(object, s, key, externalId)) add(externalId, id);
+    }
+    const found = new Map<string, string>();
+    for (const [externalId, ids] of holders) {
+      if (ids.size > 1) throw duplicateHolders(s.entity, s.idField, externalId, [...ids]);
+      found.set(externalId, [...ids][0]!);
     }
     return found;
   };

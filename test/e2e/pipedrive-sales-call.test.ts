@@ -88,6 +88,21 @@ describe('a sales call as one keyed event on Pipedrive (fakePipedrive over loopb
     expect(h.fake.count(endpoint)).toBe(1);
   });
 
+  it('links to records another process wrote a moment ago, before the search index has them', async () => {
+    h = await harness({ searchLagMs: 60_000 });
+    const ledger = openLedger('memory:');
+    await createSync({ adapter: h.adapter, ledger, retry: fast }).apply({ source: 's', eventId: 'o', op: 'upsert', object: 'company', externalId: 'acme', fields: { name: 'Acme' } });
+    const other = createSync({ adapter: h.another(), ledger, retry: fast });
+    const person = await other.apply({ source: 's', eventId: 'p', op: 'upsert', object: 'contact', externalId: 'ada', fields: { name: 'Ada' }, links: [ref('company', 'acme')] });
+    expect(person.status).toBe('created');
+    const note = await createSync({ adapter: h.another(), ledger, retry: fast }).apply({ source: 's', eventId: 'n', op: 'create', object: 'note', target: ref('contact', 'ada'), fields: { content: 'Met Ada' }, links: [ref('company', 'acme')] });
+    expect(note.status).toBe('created');
+    const [o] = h.fake.records('organization');
+    const [p] = h.fake.records('person');
+    expect(p!.data.org_id).toBe(o!.id);
+    expect(h.fake.notes()[0]).toMatchObject({ person_id: p!.id, org_id: o!.id });
+  });
+
   it('keeps the key marker through Pipedrive\'s HTML sanitizing of note content', async () => {
     h = await harness({ searchLagMs: 0 });
     const sync = createSync({ adapter: h.adapter, ledger: openLedger('memory:'), retry: fast, verifyCreates: 'after-failure' });
