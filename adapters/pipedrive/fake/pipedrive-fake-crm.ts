@@ -298,7 +298,7 @@ export class FakePipedriveCrm {
   /** v2 POST /activities. */
   createActivity(body: Record<string, unknown>): FakeResponse {
     for (const k of Object.keys(body)) {
-      if (!['subject', 'type', 'note', 'due_date', 'due_time', 'done', 'owner_id', 'person_id', 'org_id', 'deal_id', 'participants', 'priority', 'busy', 'duration', 'location', 'public_description'].includes(k)) return validation(`Unknown field "${k}"`);
+      if (!['subject', 'type', 'note', 'due_date', 'due_time', 'done', 'owner_id', 'person_id', 'org_id', 'deal_id', 'lead_id', 'project_id', 'participants', 'attendees', 'priority', 'busy', 'duration', 'location', 'public_description'].includes(k)) return validation(`Unknown field "${k}"`);
     }
     if (body.done !== undefined && typeof body.done !== 'boolean') return validation('"done" must be a boolean');
     const refs = this.parentRefs(body);

@@ -220,7 +220,8 @@ export class FakePipedriveState implements FakeVendor {
     let rows = [...this.crm.activities.values()];
     for (const field of ['person_id', 'org_id', 'deal_id'] as const) {
       const v = req.query.get(field);
-      if (v) rows = rows.filter((a) => a[field] === Number(v) || (field === 'person_id' && a.participants.some((p) => p.person_id === Number(v))));
+      // person_id: the activities whose primary participant is the person (v2 GET /activities).
+      if (v) rows = rows.filter((a) => a[field] === Number(v) || (field === 'person_id' && a.participants.some((p) => p.primary && p.person_id === Number(v))));
     }
     const start = Number(req.query.get('cursor') ?? 0) || 0;
     const limit = Math.min(Number(req.query.get('limit') ?? 100) || 100, 500);
