@@ -88,6 +88,18 @@ describe('a sales call as one keyed event on Pipedrive (fakePipedrive over loopb
     expect(h.fake.count(endpoint)).toBe(1);
   });
 
+  it('finds a task on a person (its primary participant) after a lost answer, and does not create it again', async () => {
+    h = await harness({ searchLagMs: 2_000 });
+    const sync = createSync({ adapter: h.adapter, ledger: openLedger('memory:'), retry: fast, verifyCreates: 'after-failure' });
+    await sync.apply({ source: 's', eventId: 'p', op: 'upsert', object: 'contact', externalId: 'ada', fields: { name: 'Ada' } });
+    h.fake.failNext('lost_response', { endpoint: 'POST /api/v2/activities' });
+    const outcome = await sync.apply({ source: 's', eventId: 't', op: 'create', object: 'task', target: ref('contact', 'ada'), fields: { subject: 'Call Ada back' } });
+    expect(outcome.status).toBe('created');
+    expect(h.fake.activities()).toHaveLength(1);
+    expect(h.fake.activities()[0]!.participants).toEqual([{ person_id: h.fake.records('person')[0]!.id, primary: true }]);
+    expect(h.fake.count('POST /api/v2/activities')).toBe(1);
+  });
+
   it('links to records another process wrote a moment ago, before the search index has them', async () => {
     h = await harness({ searchLagMs: 60_000 });
     const ledger = openLedger('memory:');
