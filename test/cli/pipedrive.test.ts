@@ -60,6 +60,12 @@ describe('crm-upsert with crm: pipedrive', () => {
     expect(byEmail.code, byEmail.stderr).toBe(0);
     expect(JSON.parse(byEmail.stdout)).toMatchObject({ found: true, externalId: 'gong-7731', fields: { name: 'Chloé Martin' } });
 
+    const pull = await runCli(['schema', 'pull'], { cwd: dir, env });
+    expect(pull.code, pull.stderr).toBe(0);
+    const fields = JSON.parse(readFileSync(join(dir, 'crm-upsert.fields.json'), 'utf8')) as { crm: string; objects: Record<string, Record<string, { type: string }>> };
+    expect(fields.crm).toBe('pipedrive');
+    expect(fields.objects.contact!.email).toEqual({ type: 'email' });
+
     const setup = await runCli(['check-setup'], { cwd: dir, env });
     expect(setup.code, setup.stdout + setup.stderr).toBe(0);
     expect(setup.stdout).toMatch(/ok\s+contact -> person\.ai_external_id \(varchar id field\)/);
