@@ -184,7 +184,9 @@ export function pipedriveAdapter(options: PipedriveAdapterOptions): PipedriveAda
       const pending = unconfirmed.get(pendingKey);
       if (pending !== undefined && Date.now() - pending > o.unconfirmedCreateMs) unconfirmed.delete(pendingKey);
       const sentBefore = unconfirmed.get(pendingKey);
-      const holders = sentBefore !== undefined ? await recoveryHolders(object, s, key, w.externalId, sentBefore) : await searchHolders(object, s, key, w.externalId);
+      const holders = sentBefore !== undefined || o.recentLookup
+        ? await recoveryHolders(object, s, key, w.externalId, sentBefore ?? Date.now())
+        : await searchHolders(object, s, key, w.externalId);
       if (holders.length > 1) return { ok: false, error: duplicateHolders(s.entity, s.idField, w.externalId, holders) };
       if (holders.length === 1) {
         unconfirmed.delete(pendingKey);

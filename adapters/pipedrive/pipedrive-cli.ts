@@ -23,6 +23,7 @@ async function adapterFor(section: PipedriveConfig, env: NodeJS.ProcessEnv, extr
     ...(section.basePath ? { basePath: section.basePath } : {}),
     ...(section.companyDomain ? { companyDomain: section.companyDomain } : {}),
     ...(section.rateLimit ? { rateLimit: section.rateLimit } : {}),
+    ...(section.recentLookup !== undefined ? { recentLookup: section.recentLookup } : {}),
     ...extra,
   });
 }

@@ -71,5 +71,7 @@ export const pipedriveConfigSchema = configSection(PIPEDRIVE_TOKEN_ENV, {
   objects: z.record(nameSchema, pipedriveObjectSchema),
   /** The adapter's in-process request budget. Default 20 per 2 s (the smallest plan's burst limit). */
   rateLimit: rateLimitSchema.optional(),
+  /** Also look records up in the recent-update list before the search (see the adapter option). Default false. */
+  recentLookup: z.boolean().optional(),
 });
 export type PipedriveConfig = z.infer<typeof pipedriveConfigSchema>;

@@ -48,6 +48,14 @@ export interface PipedriveAdapterOptions {
    * far beyond the search index's usual lag).
    */
   unconfirmedCreateMs?: number;
+  /**
+   * Before the search, look a record up in the entity's list of records updated in the last ten
+   * minutes too (the database, not the lagging index): 1 more request per record not known to the
+   * ledger, and a record another ledger's writer, or another process retrying a lost create, made
+   * a moment ago is found instead of created again. Default false (one ledger shared by every
+   * writer serializes them without it).
+   */
+  recentLookup?: boolean;
   /** Per-request timeout in ms. Default 30000. */
   timeoutMs?: number;
 }
@@ -62,6 +70,7 @@ export interface ResolvedPipedriveOptions {
   searchRateBudget: RateBudget;
   recoveryDelaysMs: readonly number[];
   unconfirmedCreateMs: number;
+  recentLookup: boolean;
   timeoutMs: number;
 }
 
@@ -83,6 +92,7 @@ const optionsSchema = z.strictObject({
   searchRateBudget: budget.optional(),
   recoveryDelaysMs: z.array(z.number().int().nonnegative()).max(20).optional(),
   unconfirmedCreateMs: z.number().int().nonnegative().optional(),
+  recentLookup: z.boolean().optional(),
   timeoutMs: z.number().int().positive().optional(),
 });
 
@@ -123,6 +133,7 @@ export function resolvePipedriveOptions(options: PipedriveAdapterOptions, env: N
     searchRateBudget: o.searchRateBudget ?? localRateBudget({ ...DEFAULT_SEARCH_RATE_LIMIT, label: 'Pipedrive search limit' }),
     recoveryDelaysMs: o.recoveryDelaysMs ?? DEFAULT_RECOVERY_DELAYS_MS,
     unconfirmedCreateMs: o.unconfirmedCreateMs ?? 120_000,
+    recentLookup: o.recentLookup ?? false,
     timeoutMs: o.timeoutMs ?? 30_000,
   };
 }

@@ -129,6 +129,24 @@ describe('pipedriveAdapter find-or-create (fakePipedrive over loopback)', () => 
     expect(h.fake.records('person')).toHaveLength(1);
   });
 
+  it('with recentLookup, a create whose answer was lost is found by another process before the index has it', async () => {
+    h = await harness({ searchLagMs: 60_000 });
+    const ledger = openLedger('memory:');
+    // The first process sends the create, loses the answer, and cannot look anything up afterwards.
+    let down = false;
+    h.fake.failNext('lost_response', { endpoint: 'POST /api/v2/persons', match: () => (down = true) });
+    h.fake.failNext('server_error', { times: 1_000_000, match: (req) => down && req.method === 'GET' });
+    const first = createSync({ adapter: h.adapter, ledger, retry: { ...fast, retries: 0 } });
+    expect((await first.apply(person(1))).status).toBe('failed');
+    expect(h.fake.records('person')).toHaveLength(1);
+    down = false;
+    // Another process retries the stored action: the search has not seen the person yet, the recent-update list has.
+    const second = createSync({ adapter: h.another({ recentLookup: true }), ledger, retry: fast });
+    const [retried] = await second.retryStored(await ledger.list({ status: 'failed' }));
+    expect(retried!.status).toBe('updated');
+    expect(externalIds(h.fake, 'person')).toEqual(['P-1']);
+  });
+
   it('two Syncs on one ledger creating the same new person at once: one person', async () => {
     h = await harness({ searchLagMs: 2_000 });
     const ledger = openLedger('memory:');
