@@ -210,8 +210,10 @@ export function pipedriveAdapter(options: PipedriveAdapterOptions): PipedriveAda
       unconfirmed.delete(pendingKey);
       return { ok: true, recordId: String(res.data.id), created: true };
     } catch (err) {
-      const error = classifyPipedriveError(err);
-      if (!error.ambiguous) throw error;
+      // Only a classified answer (or its absence) can mean the create reached Pipedrive; anything
+      // else, such as the engine stopping the request under a lost claim, went nowhere: as it is.
+      if (!(err instanceof CrmError) || !err.ambiguous) throw err;
+      const error = err;
       unconfirmed.set(pendingKey, sentAt);
       for (const delay of [0, ...o.recoveryDelaysMs]) {
         if (delay > 0) await sleep(delay);
