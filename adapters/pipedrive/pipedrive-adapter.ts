@@ -48,7 +48,7 @@ export function pipedriveAdapter(options: PipedriveAdapterOptions): PipedriveAda
   registerSecret(o.apiToken);
   const http: PipedriveHttp = o.http ?? pipedriveHttp({ basePath: o.basePath, apiToken: o.apiToken!, timeoutMs: o.timeoutMs });
   const gate = requestGate();
-  const objects = engineObjects(o.objects, { ...(o.fieldDefinitions ? { definitions: o.fieldDefinitions } : {}), vendor: 'pipedriveAdapter' });
+  const objects = engineObjects(o.objects, { slotted: true, ...(o.fieldDefinitions ? { definitions: o.fieldDefinitions } : {}), vendor: 'pipedriveAdapter' });
   const spec = <K extends PipedriveObjectConfig['kind']>(object: string, kind: K) => objectSpec(VENDOR, o.objects, object, kind);
   /** Wire field -> configured name, per object: a refused field is named as the config names it. */
   const fieldNames = new Map<string, Map<string, string>>();

@@ -118,7 +118,7 @@ export function resolvePipedriveOptions(options: PipedriveAdapterOptions, env: N
     }
   }
   const fieldDefinitions = o.fieldDefinitions === undefined ? undefined : loadFieldDefinitions(o.fieldDefinitions, 'pipedrive');
-  linkLevels(engineObjects(o.objects, { ...(fieldDefinitions ? { definitions: fieldDefinitions } : {}), vendor: 'pipedriveAdapter' }), 'pipedriveAdapter');
+  linkLevels(engineObjects(o.objects, { slotted: true, ...(fieldDefinitions ? { definitions: fieldDefinitions } : {}), vendor: 'pipedriveAdapter' }), 'pipedriveAdapter');
   const apiToken = o.apiToken ?? (env[PIPEDRIVE_TOKEN_ENV] || undefined);
   if (!o.http && !apiToken) throw new ConfigError(`pipedriveAdapter needs an API token: set ${PIPEDRIVE_TOKEN_ENV} (or pass apiToken)`);
   if (!o.basePath && !o.companyDomain && !o.http) throw new ConfigError('pipedriveAdapter needs companyDomain (acme for https://acme.pipedrive.com) or basePath');

@@ -136,6 +136,16 @@ describe('a sales call as one keyed event on Pipedrive (fakePipedrive over loopb
     expect(h.fake.count('POST')).toBe(0);
   });
 
+  it.each([
+    ['a deal linked to two persons (one person_id)', { op: 'upsert', object: 'deal', externalId: 'd-2', fields: { title: 'Deal' }, links: [ref('contact', 'a'), ref('contact', 'b')] }],
+    ['a note on one deal linked to another (one deal_id)', { op: 'create', object: 'note', target: ref('deal', 'd-1'), fields: { content: 'x' }, links: [ref('deal', 'd-2')] }],
+  ])('rejects %s before any request: the relation field holds one record', async (_name, action) => {
+    h = await harness({ searchLagMs: 0 });
+    const outcome = await createSync({ adapter: h.adapter, ledger: openLedger('memory:'), retry: fast }).apply({ source: 's', eventId: 'x', ...action });
+    expect(outcome.status).toBe('rejected');
+    expect(h.fake.count()).toBe(0);
+  });
+
   it('fails a deal whose linked person does not exist with LINK_NOT_FOUND and writes nothing', async () => {
     h = await harness({ searchLagMs: 0 });
     const sync = createSync({ adapter: h.adapter, ledger: openLedger('memory:'), retry: fast });
