@@ -38,6 +38,18 @@ export const webhookVerifySchema = z.discriminatedUnion('kind', [
     /** Where the event's time is in the body (ISO 8601 or epoch ms). Default: none. */
     occurredAtPointer: jsonPointer.optional(),
   }),
+  /**
+   * HTTP basic authentication (Pipedrive's webhooks): `username` as configured in the sender, the
+   * password in `secretEnv` (several separated by spaces: rotation); `eventIdPointer` finds the
+   * event id in the body.
+   */
+  z.strictObject({
+    kind: z.literal('basic'),
+    username: z.string().min(1),
+    secretEnv: envName,
+    eventIdPointer: jsonPointer,
+    occurredAtPointer: jsonPointer.optional(),
+  }),
   /** No verification: refused unless the receiver is bound to loopback. */
   z.strictObject({ kind: z.literal('none'), eventIdPointer: jsonPointer, occurredAtPointer: jsonPointer.optional() }),
 ]);

@@ -2,6 +2,17 @@ export * from './fake-http.js';
 export { fakeHubSpot, FakeHubSpotState, HubSpotFault, type FakeHubSpot, type FakeHubSpotAssociation, type FakeHubSpotOptions, type FakeHubSpotRecord, type FakePipeline, type FakePropertyDefinition } from '../hubspot/hubspot-fake.js';
 export { fakeSalesforce, type FakeSalesforce, type FakeSalesforceOptions, type FakeFieldOptions, type FakeFieldType, type FakePicklistValue, type FakeRecord, type SalesforceFault } from '../salesforce/salesforce-fake.js';
 export {
+  fakePipedrive,
+  FakePipedriveState,
+  PipedriveFault,
+  type FakePipedrive,
+  type FakePipedriveOptions,
+  type FakeActivity as FakePipedriveActivity,
+  type FakeEntity as FakePipedriveEntity,
+  type FakeNote as FakePipedriveNote,
+  type FakeRecord as FakePipedriveRecord,
+} from '../pipedrive/fake/pipedrive-fake.js';
+export {
   adapterConformance,
   type AdapterHarness,
   type ConformanceAssertion,

@@ -8,10 +8,12 @@
 import type { VendorCli } from '../../adapters/kit/vendor-cli.js';
 import { hubspotCli } from '../../adapters/hubspot/hubspot-cli.js';
 import { salesforceCli } from '../../adapters/salesforce/salesforce-cli.js';
+import { pipedriveCli } from '../../adapters/pipedrive/pipedrive-cli.js';
 
 export const VENDORS = {
   hubspot: hubspotCli,
   salesforce: salesforceCli,
+  pipedrive: pipedriveCli,
 } as const satisfies Record<string, VendorCli<unknown>>;
 
 export type VendorName = keyof typeof VENDORS;

@@ -7,6 +7,7 @@ export type { HeaderBag, VerifiedEvent, Verifier, VerifyResult, WebhookRequest }
 export { DEFAULT_TOLERANCE_MS, RefusalStatus } from './types.js';
 export { hubspotSignatureUri, hubspotV3Signature, hubspotV3Verifier, type HubSpotV3Options } from './hubspot-v3.js';
 export { standardWebhooksVerifier, type StandardWebhooksOptions } from './standard-webhooks.js';
+export { basicAuthVerifier, type BasicAuthOptions } from './basic-auth.js';
 export { hmacSha256Verifier, type HmacSha256Options } from './hmac-sha256.js';
 export { isLoopbackHost, noVerification, type NoVerificationOptions } from './none.js';
 export { sourcesFromConfig, verifierFromConfig, type WebhookSource } from './from-config.js';

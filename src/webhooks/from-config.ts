@@ -5,6 +5,7 @@
  */
 import type { WebhooksConfig, WebhookVerifyConfig } from '../../schemas/webhooks.js';
 import { ConfigError, registerSecret } from '../errors.js';
+import { basicAuthVerifier } from './basic-auth.js';
 import { hmacSha256Verifier } from './hmac-sha256.js';
 import { hubspotV3Verifier } from './hubspot-v3.js';
 import { isLoopbackHost, noVerification } from './none.js';
@@ -44,6 +45,8 @@ export function verifierFromConfig(verify: WebhookVerifyConfig, field: string, e
     }
     case 'hmac-sha256':
       return hmacSha256Verifier({ ...verify, secret: secretOf(verify.secretEnv, field, env) });
+    case 'basic':
+      return basicAuthVerifier({ username: verify.username, password: secretOf(verify.secretEnv, field, env), eventIdPointer: verify.eventIdPointer, ...(verify.occurredAtPointer ? { occurredAtPointer: verify.occurredAtPointer } : {}) });
     case 'none':
       return noVerification(verify);
   }

@@ -17,6 +17,7 @@ export const hubspotV3Signature: typeof Api.hubspotV3Signature = api.hubspotV3Si
 export const hubspotV3Verifier: typeof Api.hubspotV3Verifier = api.hubspotV3Verifier;
 export const standardWebhooksVerifier: typeof Api.standardWebhooksVerifier = api.standardWebhooksVerifier;
 export const hmacSha256Verifier: typeof Api.hmacSha256Verifier = api.hmacSha256Verifier;
+export const basicAuthVerifier: typeof Api.basicAuthVerifier = api.basicAuthVerifier;
 export const isLoopbackHost: typeof Api.isLoopbackHost = api.isLoopbackHost;
 export const noVerification: typeof Api.noVerification = api.noVerification;
 export const sourcesFromConfig: typeof Api.sourcesFromConfig = api.sourcesFromConfig;
@@ -34,6 +35,6 @@ export const eventJobId: typeof Api.eventJobId = api.eventJobId;
 export const defaultQueueName: typeof Api.defaultQueueName = api.defaultQueueName;
 export type RefusalStatus = Api.RefusalStatus;
 export type {
-  HeaderBag, VerifiedEvent, Verifier, VerifyResult, WebhookRequest, HubSpotV3Options, StandardWebhooksOptions, HmacSha256Options,
+  HeaderBag, VerifiedEvent, Verifier, VerifyResult, WebhookRequest, HubSpotV3Options, StandardWebhooksOptions, HmacSha256Options, BasicAuthOptions,
   NoVerificationOptions, WebhookSource, EventSink, WebhookApp, WebhookAppOptions, WebhookStats, EventQueue, EventQueueOptions, EventJobData,
 } from './api.js';

@@ -10,15 +10,16 @@ const CONTRACT: Record<string, string[]> = {
   'crm-upsert-sync': ['ConfigError', 'CrmError', 'CrmErrorKind', 'CrmSyncError', 'DEFAULT_RETRY', 'EntryStatus', 'ErrorCode', 'KEY_VERSION', 'KeyConflictError', 'LedgerError', 'MAX_KEY_LENGTH', 'OutcomeStatus', 'ValidationError', 'actionJsonSchema', 'actionSchema', 'childKey', 'createSync', 'deriveKey', 'eventKey', 'fingerprintOf', 'identityOf', 'localRateBudget', 'memoryLedger', 'openLedger', 'parentMemoKey', 'periodBucket', 'redact', 'registerSecret', 'serializeError', 'toolCallAction', 'toolSchema', 'unlimitedRateBudget', 'windowId'],
   'crm-upsert-sync/hubspot': ['DEFAULT_BASE_PATH', 'DEFAULT_RATE_LIMIT', 'DEFAULT_SEARCH_RATE_LIMIT', 'REQUIRED_SCOPES', 'classifyHubSpotError', 'classifyHubSpotItemError', 'hubspotAdapter', 'resolveHubSpotOptions'],
   'crm-upsert-sync/salesforce': ['classifySalesforceError', 'dailyLimitStop', 'recordError', 'resolveSalesforceOptions', 'salesforceAdapter', 'soqlIn', 'soqlQuote'],
-  'crm-upsert-sync/testing': ['FakeHttpCore', 'FakeHubSpotState', 'FaultKind', 'fakeCrmBase', 'fakeHubSpot', 'fakeSalesforce', 'interceptWithNock', 'listenLoopback', 'seededRandom'],
+  'crm-upsert-sync/pipedrive': ['DEFAULT_RATE_LIMIT', 'DEFAULT_RECOVERY_DELAYS_MS', 'DEFAULT_SEARCH_RATE_LIMIT', 'PIPEDRIVE_TOKEN_ENV', 'PipedriveHttpError', 'classifyPipedriveError', 'pipedriveAdapter', 'pipedriveHttp', 'resolvePipedriveOptions'],
+  'crm-upsert-sync/testing': ['FakeHttpCore', 'FakeHubSpotState', 'FakePipedriveState', 'FaultKind', 'PipedriveFault', 'fakeCrmBase', 'fakeHubSpot', 'fakePipedrive', 'fakeSalesforce', 'interceptWithNock', 'listenLoopback', 'seededRandom'],
   'crm-upsert-sync/ledger/postgres': ['migrate', 'postgresLedger'],
   'crm-upsert-sync/ledger/redis': ['redisLedger'],
   'crm-upsert-sync/rate-budget': ['sharedRateBudget'],
-  'crm-upsert-sync/webhooks': ['eventJobId', 'eventQueue', 'hmacSha256Verifier', 'hubspotV3Verifier', 'noVerification', 'sourcesFromConfig', 'standardWebhooksVerifier', 'verifierFromConfig', 'webhookApp'],
+  'crm-upsert-sync/webhooks': ['basicAuthVerifier', 'eventJobId', 'eventQueue', 'hmacSha256Verifier', 'hubspotV3Verifier', 'noVerification', 'sourcesFromConfig', 'standardWebhooksVerifier', 'verifierFromConfig', 'webhookApp'],
   'crm-upsert-sync/queue': ['DEFAULT_OUTAGE', 'chunkJobId', 'enqueueChunks', 'eventJobId', 'failedJobs', 'jobCounts', 'removeFailed', 'retryFailed', 'startWorker', 'waitForChunks'],
   'crm-upsert-sync/mcp': ['createMcpServer', 'serveMcpHttp', 'serveMcpStdio', 'toolSpecs'],
   'crm-upsert-sync/telemetry': ['MetricName', 'SpanName', 'announceWait', 'observeWaits'],
-  'crm-upsert-sync/schemas': ['DEFAULT_MAX_FIELD_LENGTH', 'actionJsonSchema', 'actionSchema', 'checkAgainstObjects', 'configSchema', 'fieldValueSchema', 'formatZodIssues', 'hubspotConfigSchema', 'hubspotObjectSchema', 'parseWith', 'salesforceConfigSchema', 'salesforceObjectSchema'],
+  'crm-upsert-sync/schemas': ['DEFAULT_MAX_FIELD_LENGTH', 'actionJsonSchema', 'actionSchema', 'checkAgainstObjects', 'configSchema', 'fieldValueSchema', 'formatZodIssues', 'hubspotConfigSchema', 'hubspotObjectSchema', 'parseWith', 'pipedriveConfigSchema', 'pipedriveObjectSchema', 'salesforceConfigSchema', 'salesforceObjectSchema'],
 };
 
 const PROBE = `
