@@ -54,6 +54,13 @@ export interface RecordWrite {
    * the external id), and must then treat a "gone" answer as the record missing, never as written.
    */
   knownId?: string;
+  /**
+   * An earlier attempt under this ledger may have created the record without the ledger learning
+   * its id (this claim took over a dead holder's, or retries a failure that may have reached the
+   * CRM). A CRM whose lookup by external id lags its writes (a search index) should look where it
+   * does not lag before creating.
+   */
+  mayExist?: boolean;
 }
 
 /**

@@ -83,7 +83,7 @@ export function openRound(batch: Batch<Held>, groups: Held[][], context: BatchCo
     const fields = Object.assign({}, ...ordered.map((i) => i.sends ?? i.action.fields)) as RecordWrite['fields'];
     const links = unionLinks(ordered.map((i) => i.action.links));
     return batch.op === 'upsert'
-      ? ({ key: lead.key, object: batch.object, externalId: lead.action.externalId!, fields, ...links, ...knownIdOf(group) } satisfies RecordWrite)
+      ? ({ key: lead.key, object: batch.object, externalId: lead.action.externalId!, fields, ...links, ...knownIdOf(group), ...(group.some((i) => i.recovered) ? { mayExist: true } : {}) } satisfies RecordWrite)
       : ({ key: lead.key, object: batch.object, parent: lead.action.target!, fields, ...links } satisfies ActivityWrite);
   });
   const results: (GroupResult | undefined)[] = new Array(groups.length);
