@@ -184,8 +184,11 @@ export function pipedriveAdapter(options: PipedriveAdapterOptions): PipedriveAda
       const pending = unconfirmed.get(pendingKey);
       if (pending !== undefined && Date.now() - pending > o.unconfirmedCreateMs) unconfirmed.delete(pendingKey);
       const sentBefore = unconfirmed.get(pendingKey);
-      const holders = sentBefore !== undefined || o.recentLookup
-        ? await recoveryHolders(object, s, key, w.externalId, sentBefore ?? Date.now())
+      // A create another attempt of this action sent (another process, its answer lost) is looked
+      // for where Pipedrive does not lag: the records updated since the index may have missed it.
+      const since = sentBefore ?? (w.mayExist ? Date.now() - o.unconfirmedCreateMs : undefined);
+      const holders = since !== undefined || o.recentLookup
+        ? await recoveryHolders(object, s, key, w.externalId, since ?? Date.now())
         : await searchHolders(object, s, key, w.externalId);
       if (holders.length > 1) return { ok: false, error: duplicateHolders(s.entity, s.idField, w.externalId, holders) };
       if (holders.length === 1) {

@@ -147,6 +147,27 @@ describe('pipedriveAdapter find-or-create (fakePipedrive over loopback)', () => 
     expect(externalIds(h.fake, 'person')).toEqual(['P-1']);
   });
 
+  it('without recentLookup, another process retrying a create whose answer was lost finds it too: the ledger says it may exist', async () => {
+    h = await harness({ searchLagMs: 60_000 });
+    const ledger = openLedger('memory:');
+    let down = false;
+    h.fake.failNext('lost_response', { endpoint: 'POST /api/v2/persons', match: () => (down = true) });
+    h.fake.failNext('server_error', { times: 1_000_000, match: (req) => down && req.method === 'GET' });
+    const first = createSync({ adapter: h.adapter, ledger, retry: { ...fast, retries: 0 } });
+    expect((await first.apply(person(1))).status).toBe('failed');
+    down = false;
+    h.fake.core.resetLog();
+    const second = createSync({ adapter: h.another(), ledger, retry: fast });
+    const [retried] = await second.retryStored(await ledger.list({ status: 'failed' }));
+    expect(retried!.status).toBe('updated');
+    expect(h.fake.count('POST /api/v2/persons')).toBe(0);
+    expect(externalIds(h.fake, 'person')).toEqual(['P-1']);
+    // A record this ledger never tried to write is searched for as usual, with no list read.
+    h.fake.core.resetLog();
+    await second.apply(person(2));
+    expect(h.fake.count('GET /api/v2/persons')).toBe(0);
+  });
+
   it('two Syncs on one ledger creating the same new person at once: one person', async () => {
     h = await harness({ searchLagMs: 2_000 });
     const ledger = openLedger('memory:');
