@@ -274,10 +274,23 @@ export function matchOption(options: FieldDefinition['options'], text: string, n
 const candidateList = (candidates: readonly FieldOption[]) =>
   candidates.map((o) => (o.label !== undefined && o.label !== o.value ? `${JSON.stringify(o.value)} (${o.label})` : JSON.stringify(o.value))).join(', ');
 
+/**
+ * The allowed values of an enumeration, as a message shows them. Values that are bare numbers (a
+ * CRM's option ids, such as Pipedrive's, or a custom pipeline's stage ids) say nothing alone: each
+ * is shown with its label, `"12" (Qualified)`.
+ */
+function allowedOptions(d: FieldDefinition): string {
+  const values = visibleOptionValues(d);
+  if (values.length === 0 || !values.every((v) => /^\d+$/.test(v))) return allowedList(values);
+  const label = new Map((d.options ?? []).flatMap((o) => (typeof o === 'string' || o.label === undefined ? [] : [[o.value, o.label] as const])));
+  const shown = values.slice(0, SHOWN_OPTIONS).map((v) => (label.has(v) && label.get(v) !== v ? `${JSON.stringify(v)} (${label.get(v)})` : JSON.stringify(v))).join(', ');
+  return values.length > SHOWN_OPTIONS ? `${shown} (and ${values.length - SHOWN_OPTIONS} more)` : shown;
+}
+
 function asEnumeration(d: FieldDefinition, v: unknown, normalize: boolean): Result {
   const restricted = d.restricted !== false;
   // Hidden options are accepted but not suggested: the CRM's own forms no longer offer them.
-  const allowed = () => `; allowed: ${allowedList(visibleOptionValues(d))}`;
+  const allowed = () => `; allowed: ${allowedOptions(d)}`;
   const one = (item: unknown): Result => {
     const text = normalize ? (typeof item === 'number' ? String(item) : typeof item === 'string' ? item.trim() : item) : item;
     if (typeof text !== 'string') return no(`must be one of the allowed values (got ${kind(item)})${allowed()}`);
