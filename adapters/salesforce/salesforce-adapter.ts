@@ -12,6 +12,7 @@ import {
   type ClassifyContext, type ResponseInfo, type SalesforceRecordError, type SentRecord,
 } from './salesforce-errors.js';
 import { resolveSalesforceOptions, type SalesforceAdapterOptions, type SalesforceConnection, type SalesforceHttpRequest, type SalesforceObjectConfig } from './salesforce-options.js';
+import { salesforceBulk, type SalesforceBulk } from './salesforce-bulk.js';
 import { activityLookups, activityValues, apiBase, collectionBody, collectionUrl, linkTargets, numericFields, recordJson, recordValues } from './salesforce-requests.js';
 import type { DescribeResult } from './salesforce-fields.js';
 import { MAX_WHERE_STRING, salesforceReads } from './salesforce-reads.js';
@@ -75,6 +76,11 @@ export interface SalesforceAdapter extends CrmAdapter {
    * request count, usage figures, classified and secret-free errors): what `schema pull` reads.
    */
   describeSObject(sobject: string): Promise<DescribeResult>;
+  /**
+   * Bulk API 2.0 ingest jobs through the same request path (salesforce-bulk.ts): upsert rows by
+   * external id in jobs, or follow a job known by its id. Not used by sync yet.
+   */
+  readonly bulk: SalesforceBulk;
 }
 
 export function salesforceAdapter(options: SalesforceAdapterOptions): SalesforceAdapter {
@@ -117,8 +123,11 @@ export function salesforceAdapter(options: SalesforceAdapterOptions): Salesforce
     };
   };
 
-  /** One request; a write passes its batch `context`, whose `beforeSend` may stop it (its error propagates unchanged). */
-  async function send<R>(req: SalesforceHttpRequest, ctx: ClassifyContext = {}, context?: BatchContext): Promise<R> {
+  /**
+   * One request; a write passes its batch `context`, whose `beforeSend` may stop it (its error
+   * propagates unchanged). `text` returns the body unparsed (Bulk API result sets are CSV).
+   */
+  async function send<R>(req: SalesforceHttpRequest, ctx: ClassifyContext = {}, context?: BatchContext, text = false): Promise<R> {
     const before = usage();
     if (before && before.used / before.limit >= opts.dailyLimitShare && Date.now() - usageAt < USAGE_RECHECK_MS) throw dailyLimitStop(before, opts.dailyLimitShare);
     let response: ResponseInfo | undefined;
@@ -126,9 +135,9 @@ export function salesforceAdapter(options: SalesforceAdapterOptions): Salesforce
     // The observed transport counts each exchange itself; without one, count the call.
     return gate.send(async () => {
       try {
-        return await conn.request<R>(req, { retry: NO_RETRY, ...(transport ? { transport } : {}) });
+        return await conn.request<R>(req, { retry: NO_RETRY, ...(text ? { responseType: 'text/plain' } : {}), ...(transport ? { transport } : {}) });
       } catch (err) {
-        throw classifySalesforceError(err, { ...ctx, response, usage: usage() });
+        throw classifySalesforceError(text ? jsonErrorBody(err) : err, { ...ctx, response, usage: usage() });
       } finally {
         noteUsage();
       }
@@ -266,6 +275,7 @@ export function salesforceAdapter(options: SalesforceAdapterOptions): Salesforce
     objects,
     connection: conn,
     describeSObject: (sobject: string) => send<DescribeResult>({ method: 'GET', url: `${base}/sobjects/${encodeURIComponent(sobject)}/describe` }),
+    bulk: salesforceBulk((req, o) => send(req, {}, undefined, o?.text), opts.apiVersion, opts.bulk),
 
     async upsertRecords(object: string, writes: RecordWrite[], context?: BatchContext): Promise<WriteResult[]> {
       const s = spec(object, 'record');
@@ -385,6 +395,23 @@ function toWriteResult(r: CollectionResult | undefined, sent: SentRecord): Write
     return { ok: false, error: new CrmError('Salesforce reported success without a record id', { vendor: VENDOR, kind: CrmErrorKind.transient, ambiguous: true }) };
   }
   return { ok: false, error: recordError(r.errors, sent) };
+}
+
+/**
+ * A request read as text gets its error body as text too (jsforce then reports `ERROR_HTTP_<status>`
+ * with the body as message): Salesforce's JSON error array is read back into the error it names.
+ */
+function jsonErrorBody(err: unknown): unknown {
+  const e = err as { errorCode?: unknown; message?: unknown; data?: unknown };
+  if (typeof e?.errorCode !== 'string' || !e.errorCode.startsWith('ERROR_HTTP_') || typeof e.message !== 'string') return err;
+  try {
+    const body = JSON.parse(e.message) as unknown;
+    const first = (Array.isArray(body) ? body[0] : body) as { errorCode?: unknown; message?: unknown } | undefined;
+    if (typeof first?.errorCode !== 'string' || typeof first.message !== 'string') return err;
+    return Object.assign(new Error(first.message), { name: first.errorCode, errorCode: first.errorCode, data: body });
+  } catch {
+    return err;
+  }
 }
 
 const sameRef = (a: LinkRef, b: LinkRef) => a.object === b.object && a.externalId === b.externalId;
