@@ -278,6 +278,33 @@ describe('adapter.bulk (Bulk API 2.0) against fakeSalesforce', () => {
     );
   });
 
+  it('stops before the upload when onJob fails, reads CSV errors as Salesforce codes, and marks a locked row retryable', async () => {
+    const { fake, client } = await org({ pollsToComplete: 2 });
+    const adapter = client();
+    const refused = adapter.bulk.upsert({
+      object: 'Contact',
+      externalIdFieldName: EXT,
+      rows: [{ [EXT]: 'o-1', LastName: 'O' }],
+      onJob: () => {
+        throw new Error('the ledger is down');
+      },
+    });
+    await expect(refused).rejects.toThrow('the ledger is down');
+    expect(fake.count('PUT')).toBe(0);
+    expect(fake.bulkJobs()).toMatchObject([{ state: 'Open', rows: 0 }]);
+
+    const job = await adapter.bulk.createJob({ object: 'Contact', externalIdFieldName: EXT });
+    await adapter.bulk.upload(job.id, `${EXT},LastName\nl-1,L\nl-2,M\n`);
+    const closed = await adapter.bulk.close(job.id);
+    // A result set read while the job is processed: Salesforce's JSON error, read back from the text body.
+    await expect(adapter.bulk.results({ ...closed, numberRecordsProcessed: 2 })).rejects.toMatchObject({ vendorCode: 'API_ERROR', status: 400, retryable: false });
+    fake.lockRowNext(1);
+    const { outcomes } = await adapter.bulk.outcomes(job.id);
+    const locked = [...outcomes.values()].find((o) => o.status === 'failed');
+    expect(locked).toMatchObject({ status: 'failed', error: { vendorCode: 'UNABLE_TO_LOCK_ROW', retryable: true } });
+    expect([...outcomes.values()].filter((o) => o.status === 'created')).toHaveLength(1);
+  });
+
   it('retries a poll that failed transiently and gives up polling after the timeout', async () => {
     const { fake, client, sleeps } = await org({ pollsToComplete: 2 });
     const adapter = client({ pollIntervalMs: 1_000 });
