@@ -8,7 +8,7 @@ import { CrmError, CrmErrorKind, recordGoneError, registerSecret } from '../../s
 import { engineObjects, objectSpec, requestGate, resolveParents, writeInOrder, type Prepared } from '../kit/adapter-kit.js';
 import { loadVendorSdk, SALESFORCE_SDK } from '../kit/vendor-sdk.js';
 import {
-  classifySalesforceError, dailyLimitStop, linkNotFound, missingReference, recordError, unparsableFailure, unparsableValue,
+  classifySalesforceError, dailyLimitStop, jsonErrorBody, linkNotFound, missingReference, recordError, unparsableFailure, unparsableValue,
   type ClassifyContext, type ResponseInfo, type SalesforceRecordError, type SentRecord,
 } from './salesforce-errors.js';
 import { resolveSalesforceOptions, type SalesforceAdapterOptions, type SalesforceConnection, type SalesforceHttpRequest, type SalesforceObjectConfig } from './salesforce-options.js';
@@ -395,23 +395,6 @@ function toWriteResult(r: CollectionResult | undefined, sent: SentRecord): Write
     return { ok: false, error: new CrmError('Salesforce reported success without a record id', { vendor: VENDOR, kind: CrmErrorKind.transient, ambiguous: true }) };
   }
   return { ok: false, error: recordError(r.errors, sent) };
-}
-
-/**
- * A request read as text gets its error body as text too (jsforce then reports `ERROR_HTTP_<status>`
- * with the body as message): Salesforce's JSON error array is read back into the error it names.
- */
-function jsonErrorBody(err: unknown): unknown {
-  const e = err as { errorCode?: unknown; message?: unknown; data?: unknown };
-  if (typeof e?.errorCode !== 'string' || !e.errorCode.startsWith('ERROR_HTTP_') || typeof e.message !== 'string') return err;
-  try {
-    const body = JSON.parse(e.message) as unknown;
-    const first = (Array.isArray(body) ? body[0] : body) as { errorCode?: unknown; message?: unknown } | undefined;
-    if (typeof first?.errorCode !== 'string' || typeof first.message !== 'string') return err;
-    return Object.assign(new Error(first.message), { name: first.errorCode, errorCode: first.errorCode, data: body });
-  } catch {
-    return err;
-  }
 }
 
 const sameRef = (a: LinkRef, b: LinkRef) => a.object === b.object && a.externalId === b.externalId;
