@@ -10,7 +10,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { toCsv, salesforceAdapter, type SalesforceAdapter, type SalesforceBulkOptions } from '../../adapters/salesforce/index.js';
 import { fakeSalesforce, type FakeBulkOptions, type FakeSalesforce } from '../../adapters/testing/index.js';
 import { CrmError } from '../../src/errors.js';
-import { objects, TOKEN } from './salesforce-helpers.js';
+import { fronts, objects, TOKEN, type Front } from './salesforce-helpers.js';
 
 const EXT = 'AI_External_Id__c';
 const ACCOUNT_COLUMN = 'Account.AI_External_Id__c';
@@ -28,9 +28,11 @@ afterEach(async () => {
   while (open.length > 0) await open.pop()!();
 });
 
-async function org(bulk: FakeBulkOptions = {}): Promise<Org> {
+let origins = 0;
+
+async function org(bulk: FakeBulkOptions = {}, kind: Front = 'loopback'): Promise<Org> {
   const fake = fakeSalesforce({ accessToken: TOKEN, dailyLimit: 1_000_000, bulk });
-  const front = await fake.open('loopback');
+  const front = await fake.open(kind, `https://bulk${++origins}.my.salesforce.com`);
   open.push(() => front.close());
   const sleeps: number[] = [];
   const sleep = async (ms: number) => void sleeps.push(ms);
@@ -115,6 +117,19 @@ describe('adapter.bulk (Bulk API 2.0) against fakeSalesforce', () => {
     expect(fake.bulkJobs().map((j) => [j.object, j.state, j.rows])).toEqual([['Account', 'JobComplete', 500], ['Contact', 'JobComplete', 10_000], ['Contact', 'JobComplete', 10_000]]);
     // Three jobs of 6 requests, the results read again above, the Collections upsert.
     expect(adapter.apiCalls()).toBe(6 + 6 + 1 + 6 + 1);
+  });
+
+  it.each(fronts)('runs a job with awkward values over the %s front', async (kind) => {
+    const { fake, client } = await org({ pollsToComplete: 2 }, kind);
+    const rows = contacts(200).map(({ [ACCOUNT_COLUMN]: _a, ...r }) => r);
+    const { jobs, outcomes } = await client().bulk.upsert({ object: 'Contact', externalIdFieldName: EXT, rows });
+    expect(jobs[0]).toMatchObject({ state: 'JobComplete', numberRecordsProcessed: 200 });
+    expect(fake.count()).toBe(6);
+    const stored = byExt(fake.records('Contact'));
+    for (const row of rows) {
+      expect(outcomes.get(row[EXT]!)).toEqual({ status: 'created', jobId: jobs[0]!.id, id: stored.get(row[EXT]!)!.Id });
+      expect(stored.get(row[EXT]!)!.LastName).toBe(row.LastName);
+    }
   });
 
   it('fails 1% of rows naming field and reason, and writes the rest', async () => {
@@ -311,7 +326,8 @@ describe('adapter.bulk (Bulk API 2.0) against fakeSalesforce', () => {
     fake.failNext('server_error', { endpoint: 'GET /jobs/ingest/{id}' });
     const { outcomes } = await adapter.bulk.upsert({ object: 'Contact', externalIdFieldName: EXT, rows: [{ [EXT]: 'r-1', LastName: 'R' }] });
     expect(outcomes.get('r-1')?.status).toBe('created');
-    expect(fake.count('GET /jobs/ingest/{id}')).toBe(4);
+    // The poll answered 503, then the two polls it takes.
+    expect(fake.counts()['GET /jobs/ingest/{id}']).toBe(3);
     expect(sleeps).toEqual([1_000, 1_000, 1_500]);
 
     const slow = await org({ pollsToComplete: 50 });
