@@ -119,7 +119,7 @@ export interface SalesforceBulk {
    * `after`, the job as last seen, makes the first poll wait one interval when it was still being processed.
    */
   waitForJob(jobId: string, options?: { after?: BulkJobInfo; onPoll?: (job: BulkJobInfo) => void }): Promise<BulkJobInfo>;
-  /** Read the result sets a finished job has rows in (from its counts), parsed; empty tables for the others. */
+  /** Read the result sets a finished job has rows in (from its counts; all three without them), parsed; empty tables for the others. */
   results(job: BulkJobInfo): Promise<BulkResults>;
   /**
    * Given only a job id: wait for the job, read its results and match each row by the job's
@@ -209,11 +209,12 @@ export function salesforceBulk(send: BulkSend, apiVersion: string, options: Sale
     },
 
     async results(job) {
-      const failed = job.numberRecordsFailed ?? 0;
-      const processed = job.numberRecordsProcessed ?? 0;
+      const { numberRecordsProcessed: processed, numberRecordsFailed: failed } = job;
+      // Without both counts nothing can be skipped.
+      const counted = typeof processed === 'number' && typeof failed === 'number';
       return {
-        successful: processed > failed ? await resultSet(job.id, 'successfulResults') : EMPTY,
-        failed: failed > 0 ? await resultSet(job.id, 'failedResults') : EMPTY,
+        successful: !counted || processed > failed ? await resultSet(job.id, 'successfulResults') : EMPTY,
+        failed: !counted || failed > 0 ? await resultSet(job.id, 'failedResults') : EMPTY,
         // A JobComplete job processed every row it was given.
         unprocessed: job.state !== 'JobComplete' ? await resultSet(job.id, 'unprocessedrecords') : EMPTY,
       };
