@@ -14,6 +14,8 @@
  * property: 'operation'", a second upload's `BULK_API_ERROR` "Found multipe contents for job..."
  * (Salesforce's spelling), a job failed whole with errorMessage "InvalidBatch : Field name not
  * found : F", and `sf__Error` cells like `INVALID_CROSS_REFERENCE_KEY:invalid cross reference id:--`.
+ * The guide's list of Bulk API exception codes names InvalidJob, InvalidJobState, InvalidBatch
+ * and ClientInputError [V]; how InvalidJobState travels is inferred from INVALIDJOB [I].
  * [I] marks what could not be checked; each says so where it is raised.
  */
 import { csvCell, CsvSyntaxError, CSV_NULL, parseCsv } from './salesforce-csv.js';
@@ -219,8 +221,8 @@ export class FakeBulkJobs {
       // [V third-party record; I: the status]
       return wire(400, 'BULK_API_ERROR', `Found multipe contents for job: <${job.info.id.slice(0, 15)}>, please 'Close' / 'Abort' / 'Delete' the current Job then create a new Job and make sure you only do 'PUT' once on a given Job.`);
     }
-    // [I: the wording and status for an upload to a job no longer Open]
-    if (job.info.state !== BulkJobState.open) return wire(400, 'INVALIDJOB', `InvalidJob : Job ${job.info.id} is not Open (state ${job.info.state}): data can only be uploaded to an Open job`);
+    // [V] the guide's InvalidJobState exception; [I] its wire form (as INVALIDJOB is sent), the wording, the status.
+    if (job.info.state !== BulkJobState.open) return wire(400, 'INVALIDJOBSTATE', `InvalidJobState : Job ${job.info.id} is not Open (state ${job.info.state}): data can only be uploaded to an Open job`);
     const text = req.raw ?? (typeof req.body === 'string' ? req.body : '');
     // [I: Salesforce's answer to an oversized upload]
     if (Buffer.byteLength(text, 'utf8') > this.maxUploadBytes) return wire(413, 'API_ERROR', `The upload is larger than the ${this.maxUploadBytes} bytes one upload may hold`);
@@ -279,15 +281,15 @@ export class FakeBulkJobs {
       return { status: 200, body: job.info };
     }
     if (state === BulkJobState.uploadComplete || state === BulkJobState.aborted) {
-      // [I: the wording and code for a state change the job's state does not allow]
-      return wire(400, 'INVALIDJOB', `InvalidJob : Job ${job.info.id} cannot change from ${from} to ${String(state)}`);
+      // [V] the guide's InvalidJobState exception; [I] its wire form, the wording, the status.
+      return wire(400, 'INVALIDJOBSTATE', `InvalidJobState : Job ${job.info.id} cannot change from ${from} to ${String(state)}`);
     }
     return wire(400, 'API_ERROR', `Invalid value: '${String(state)}' supplied for property: 'state'`);
   }
 
   private delete(job: Job): FakeResponse {
     // [V] a job can be deleted once UploadComplete, JobComplete, Aborted or Failed; [I] the refusal's wording.
-    if (job.info.state === BulkJobState.open) return wire(400, 'INVALIDJOB', `InvalidJob : Job ${job.info.id} is Open: close or abort it before deleting it`);
+    if (job.info.state === BulkJobState.open) return wire(400, 'INVALIDJOBSTATE', `InvalidJobState : Job ${job.info.id} is Open: close or abort it before deleting it`);
     this.jobs.delete(job.info.id);
     return { status: 204 };
   }

@@ -201,7 +201,7 @@ describe('adapter.bulk (Bulk API 2.0) against fakeSalesforce', () => {
 
     const open = await adapter.bulk.createJob({ object: 'Contact', externalIdFieldName: EXT });
     expect(await adapter.bulk.abort(open.id)).toMatchObject({ state: 'Aborted' });
-    await expect(adapter.bulk.close(open.id)).rejects.toMatchObject({ vendorCode: 'INVALIDJOB', status: 400 });
+    await expect(adapter.bulk.close(open.id)).rejects.toMatchObject({ vendorCode: 'INVALIDJOBSTATE', status: 400 });
 
     await adapter.bulk.delete(job.id);
     await expect(adapter.bulk.info(job.id)).rejects.toMatchObject({ vendorCode: 'NOT_FOUND', status: 404, retryable: false });

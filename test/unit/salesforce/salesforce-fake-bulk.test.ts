@@ -97,11 +97,14 @@ describe('fakeSalesforce Bulk API 2.0', () => {
     expect(await call(fake, 'POST', base, { object: 'Contact', operation: 'upsert', externalIdFieldName: 'Email' })).toMatchObject({ status: 400, body: [{ errorCode: 'INVALIDJOB' }] });
     expect(await call(fake, 'GET', `${base}/750000000000404AAA`)).toMatchObject({ status: 404, body: [{ errorCode: 'NOT_FOUND' }] });
     const open = (await call(fake, 'POST', base, { object: 'Contact', operation: 'insert' })).body as { id: string };
-    expect(await call(fake, 'DELETE', `${base}/${open.id}`)).toMatchObject({ status: 400, body: [{ errorCode: 'INVALIDJOB' }] });
+    expect(await call(fake, 'DELETE', `${base}/${open.id}`)).toMatchObject({ status: 400, body: [{ errorCode: 'INVALIDJOBSTATE' }] });
     expect(await call(fake, 'PATCH', `${base}/${open.id}`, { state: 'JobComplete' })).toMatchObject({ status: 400, body: [{ errorCode: 'API_ERROR' }] });
     expect(await call(fake, 'PATCH', `${base}/${open.id}`, { state: 'UploadComplete' })).toMatchObject({ status: 200 });
     expect((await call(fake, 'GET', `${base}/${open.id}`)).body).toMatchObject({ state: 'Failed', errorMessage: 'InvalidBatch : No data uploaded for the job' });
     expect(await call(fake, 'DELETE', `${base}/${open.id}`)).toEqual({ status: 204, headers: expect.any(Object) });
-    expect(fake.apiUsage().used).toBe(10);
+    const aborted = (await call(fake, 'POST', base, { object: 'Contact', operation: 'insert' })).body as { id: string };
+    expect(await call(fake, 'PATCH', `${base}/${aborted.id}`, { state: 'Aborted' })).toMatchObject({ status: 200, body: { state: 'Aborted' } });
+    expect(await call(fake, 'PUT', `${base}/${aborted.id}/batches`, 'LastName\nX\n')).toMatchObject({ status: 400, body: [{ errorCode: 'INVALIDJOBSTATE' }] });
+    expect(fake.apiUsage().used).toBe(13);
   });
 });
