@@ -13,3 +13,16 @@ export {
 } from './salesforce-options.js';
 export { classifySalesforceError, dailyLimitStop, recordError, type ClassifyContext, type SalesforceRecordError } from './salesforce-errors.js';
 export { soqlIn, soqlQuote } from './soql.js';
+export {
+  parseSfError,
+  salesforceBulk,
+  type BulkJobInfo,
+  type BulkResults,
+  type BulkRowOutcome,
+  type BulkSend,
+  type BulkUpsertInput,
+  type BulkUpsertResult,
+  type SalesforceBulk,
+  type SalesforceBulkOptions,
+} from './salesforce-bulk.js';
+export { CSV_NULL, csvCell, CsvSyntaxError, parseCsv, parseCsvTable, toCsv, type CsvTable, type CsvValue } from './salesforce-csv.js';

@@ -8,10 +8,11 @@ import { CrmError, CrmErrorKind, recordGoneError, registerSecret } from '../../s
 import { engineObjects, objectSpec, requestGate, resolveParents, writeInOrder, type Prepared } from '../kit/adapter-kit.js';
 import { loadVendorSdk, SALESFORCE_SDK } from '../kit/vendor-sdk.js';
 import {
-  classifySalesforceError, dailyLimitStop, linkNotFound, missingReference, recordError, unparsableFailure, unparsableValue,
+  classifySalesforceError, dailyLimitStop, jsonErrorBody, linkNotFound, missingReference, recordError, unparsableFailure, unparsableValue,
   type ClassifyContext, type ResponseInfo, type SalesforceRecordError, type SentRecord,
 } from './salesforce-errors.js';
 import { resolveSalesforceOptions, type SalesforceAdapterOptions, type SalesforceConnection, type SalesforceHttpRequest, type SalesforceObjectConfig } from './salesforce-options.js';
+import { salesforceBulk, type SalesforceBulk } from './salesforce-bulk.js';
 import { activityLookups, activityValues, apiBase, collectionBody, collectionUrl, linkTargets, numericFields, recordJson, recordValues } from './salesforce-requests.js';
 import type { DescribeResult } from './salesforce-fields.js';
 import { MAX_WHERE_STRING, salesforceReads } from './salesforce-reads.js';
@@ -75,6 +76,11 @@ export interface SalesforceAdapter extends CrmAdapter {
    * request count, usage figures, classified and secret-free errors): what `schema pull` reads.
    */
   describeSObject(sobject: string): Promise<DescribeResult>;
+  /**
+   * Bulk API 2.0 ingest jobs through the same request path (salesforce-bulk.ts): upsert rows by
+   * external id in jobs, or follow a job known by its id. Not used by sync yet.
+   */
+  readonly bulk: SalesforceBulk;
 }
 
 export function salesforceAdapter(options: SalesforceAdapterOptions): SalesforceAdapter {
@@ -117,8 +123,11 @@ export function salesforceAdapter(options: SalesforceAdapterOptions): Salesforce
     };
   };
 
-  /** One request; a write passes its batch `context`, whose `beforeSend` may stop it (its error propagates unchanged). */
-  async function send<R>(req: SalesforceHttpRequest, ctx: ClassifyContext = {}, context?: BatchContext): Promise<R> {
+  /**
+   * One request; a write passes its batch `context`, whose `beforeSend` may stop it (its error
+   * propagates unchanged). `text` returns the body unparsed (Bulk API result sets are CSV).
+   */
+  async function send<R>(req: SalesforceHttpRequest, ctx: ClassifyContext = {}, context?: BatchContext, text = false): Promise<R> {
     const before = usage();
     if (before && before.used / before.limit >= opts.dailyLimitShare && Date.now() - usageAt < USAGE_RECHECK_MS) throw dailyLimitStop(before, opts.dailyLimitShare);
     let response: ResponseInfo | undefined;
@@ -126,9 +135,9 @@ export function salesforceAdapter(options: SalesforceAdapterOptions): Salesforce
     // The observed transport counts each exchange itself; without one, count the call.
     return gate.send(async () => {
       try {
-        return await conn.request<R>(req, { retry: NO_RETRY, ...(transport ? { transport } : {}) });
+        return await conn.request<R>(req, { retry: NO_RETRY, ...(text ? { responseType: 'text/plain' } : {}), ...(transport ? { transport } : {}) });
       } catch (err) {
-        throw classifySalesforceError(err, { ...ctx, response, usage: usage() });
+        throw classifySalesforceError(text ? jsonErrorBody(err) : err, { ...ctx, response, usage: usage() });
       } finally {
         noteUsage();
       }
@@ -266,6 +275,7 @@ export function salesforceAdapter(options: SalesforceAdapterOptions): Salesforce
     objects,
     connection: conn,
     describeSObject: (sobject: string) => send<DescribeResult>({ method: 'GET', url: `${base}/sobjects/${encodeURIComponent(sobject)}/describe` }),
+    bulk: salesforceBulk((req, o) => send(req, {}, undefined, o?.text), opts.apiVersion, opts.bulk),
 
     async upsertRecords(object: string, writes: RecordWrite[], context?: BatchContext): Promise<WriteResult[]> {
       const s = spec(object, 'record');

@@ -151,6 +151,23 @@ interface VendorError {
   data?: unknown;
 }
 
+/**
+ * A request read as text gets its error body as text too (jsforce then reports `ERROR_HTTP_<status>`
+ * with the body as message): Salesforce's JSON error array is read back into the error it names.
+ */
+export function jsonErrorBody(err: unknown): unknown {
+  const e = err as { errorCode?: unknown; message?: unknown; data?: unknown };
+  if (typeof e?.errorCode !== 'string' || !e.errorCode.startsWith('ERROR_HTTP_') || typeof e.message !== 'string') return err;
+  try {
+    const body = JSON.parse(e.message) as unknown;
+    const first = (Array.isArray(body) ? body[0] : body) as { errorCode?: unknown; message?: unknown } | undefined;
+    if (typeof first?.errorCode !== 'string' || typeof first.message !== 'string') return err;
+    return Object.assign(new Error(first.message), { name: first.errorCode, errorCode: first.errorCode, data: body });
+  } catch {
+    return err;
+  }
+}
+
 /** Turn anything jsforce or the network threw into a classified, secret-free CrmError. */
 export function classifySalesforceError(err: unknown, ctx: ClassifyContext = {}): CrmError {
   if (err instanceof CrmError) return err;

@@ -15,6 +15,7 @@ import { FakeQueries, uriRefusal } from './salesforce-fake-query.js';
 import { describeSObject } from './salesforce-fake-describe.js';
 import { lookupFieldOf, resolveReference, SALES_SCHEMA, type FakeFieldOptions, type ReferenceOrg } from './salesforce-fake-references.js';
 import { storedValue, unparsable, valueRefusal, type FakeValueRules } from './salesforce-fake-values.js';
+import { FakeBulkJobs, type FakeBulkOptions } from './salesforce-fake-bulk.js';
 
 export type { FakeFieldOptions, FakeFieldType, FakePicklistValue } from './salesforce-fake-references.js';
 
@@ -57,6 +58,8 @@ export interface FakeSalesforceOptions {
   apiUsed?: number;
   /** When set, only this bearer token is accepted; otherwise any non-empty bearer token is. */
   accessToken?: string;
+  /** Bulk API 2.0 ingest jobs: how many job-info reads processing takes, the upload size limit, the result order's seed. */
+  bulk?: FakeBulkOptions;
 }
 
 const PREFIXES: Record<string, string> = { Account: '001', Contact: '003', Lead: '00Q', Task: '00T', Opportunity: '006', Case: '500' };
@@ -72,6 +75,10 @@ function endpointOf(req: FakeRequest): string {
   const m = /^\/services\/data\/v\d+\.\d(\/.*)?$/.exec(req.path);
   if (!m) return `${req.method} ${req.path}`;
   const parts = (m[1] ?? '/').split('/').slice(1);
+  if (parts[0] === 'jobs' && parts[1] === 'ingest') {
+    const rest = parts.slice(2).filter((p) => p !== '');
+    return `${req.method} /jobs/ingest${rest.length > 0 ? '/{id}' : ''}${rest.length > 1 ? `/${rest.slice(1).join('/')}` : ''}`;
+  }
   if (parts[0] === 'sobjects' && parts.length >= 4) return `${req.method} /sobjects/${parts[1]}/${parts[2]}/{value}`;
   if (parts[0] === 'sobjects' && parts.length === 3 && parts[2] !== 'describe') return `${req.method} /sobjects/${parts[1]}/{id}`;
   return `${req.method} /${parts.join('/')}`;
@@ -104,10 +111,21 @@ export class FakeSalesforceState implements FakeVendor {
   /** Records merged away, as queryAll answers them: deleted, with `MasterRecordId` naming the record they were merged into. */
   private readonly mergedAway = new Map<string, FakeRecord[]>();
 
+  /** Bulk API 2.0 ingest jobs (salesforce-fake-bulk.ts), writing through the same record rules. */
+  readonly bulk: FakeBulkJobs;
+
   constructor(private readonly options: FakeSalesforceOptions = {}) {
     this.used = options.apiUsed ?? 0;
     this.limit = options.dailyLimit ?? 15_000;
     for (const [sobject, fields] of Object.entries(SALES_SCHEMA)) for (const [name, o] of Object.entries(fields)) this.defineField(sobject, name, o);
+    this.bulk = new FakeBulkJobs(
+      {
+        hasSObject: (sobject) => this.sobjects.has(sobject),
+        field: (sobject, name) => this.sobjects.get(sobject)?.fields.get(name),
+        write: (sobject, operation, matchField, matchValue, fields) => this.bulkWrite(sobject, operation, matchField, matchValue, fields),
+      },
+      options.bulk,
+    );
   }
 
   /** The random fault schedule the options asked for. */
@@ -494,6 +512,21 @@ export class FakeSalesforceState implements FakeVendor {
     };
   }
 
+  /** One Bulk API row, by the rules a Collections write applies (references, values, required fields, validation). */
+  private bulkWrite(sobject: string, operation: 'insert' | 'update' | 'upsert', matchField: string, matchValue: string, fields: Record<string, unknown>): WriteOutcome | { ok: false; error: RecordFailure; id?: string } {
+    const s = this.sobjectOrThrow(sobject);
+    const f = s.fields.get(matchField)!;
+    if (operation === 'update' && !s.records.get(matchValue)) {
+      // [I] the per-row error of an update naming no record.
+      return { ok: false, error: this.deleted.has(matchValue) ? err('ENTITY_IS_DELETED', 'entity is deleted') : err('INVALID_CROSS_REFERENCE_KEY', 'invalid cross reference id') };
+    }
+    const refs = this.resolveReferences(s, fields);
+    if ('error' in refs) return { ok: false, error: refs.error };
+    const out = this.writeRecord(s, f, operation === 'insert' ? '' : matchValue, refs.fields, false);
+    if ('multiple' in out) return { ok: false, error: err('DUPLICATE_EXTERNAL_ID', `${matchField}: more than one record found for external id field: [${out.multiple.join(', ')}]`, [matchField]) };
+    return out;
+  }
+
   private singleUpsert(version: number, s: SObjectState, extField: FieldDef, value: string, req: FakeRequest): FakeResponse {
     const fields = (req.body ?? {}) as Record<string, unknown>;
     const bad = this.unknownField(s, fields) ?? this.parseError(s, [fields], fields);
@@ -516,6 +549,7 @@ export class FakeSalesforceState implements FakeVendor {
     const parts = (m[2] ?? '/').split('/').slice(1);
     if (req.method === 'GET' && parts[0] === 'query' && parts.length === 1) return this.queries.run(m[1]!, req.query.get('q'));
     if (req.method === 'GET' && parts[0] === 'query' && parts.length === 2) return this.queries.more(m[1]!, parts[1]!);
+    if (parts[0] === 'jobs' && parts[1] === 'ingest') return this.bulk.route(m[1]!, parts.slice(2).filter((p) => p !== ''), req);
     if (req.method === 'GET' && parts[0] === 'limits' && parts.length === 1) return { status: 200, body: { DailyApiRequests: { Max: this.limit, Remaining: Math.max(0, this.limit - this.used) } } };
     if (parts[0] === 'composite' && parts[1] === 'sobjects' && parts.length === 4 && req.method === 'PATCH') {
       const s = this.sobjects.get(parts[2]!);

@@ -7,14 +7,18 @@
  * or Lead; WhatId: Account, Opportunity, Case), parents named by External ID
  * (`Account: { AI_External_Id__c: 'acme' }`), per-record errors inside an HTTP 200, field values
  * (restricted picklists, lengths, unreadable dates failing the whole request) and the daily API
- * allocation. The sales objects and lookup rules live in salesforce-fake-references.ts, the value
- * rules in salesforce-fake-values.ts.
+ * allocation, and Bulk API 2.0 ingest jobs (salesforce-fake-bulk.ts: processed over several
+ * job-info reads, rows written by the same rules, result rows out of upload order). The sales
+ * objects and lookup rules live in salesforce-fake-references.ts, the value rules in
+ * salesforce-fake-values.ts.
  *
  * The org itself lives in salesforce-fake-state.ts; this file only puts it behind the fronts.
  */
 import { FakeHttpCore, fakeCrmBase, type FakeCrmBase, interceptWithNock, listenLoopback, type FakeRequest, type FaultKind } from '../testing/fake-http.js';
+import { BulkJobState, type FakeBulkJob, type FakeBulkOptions } from './salesforce-fake-bulk.js';
 import { FakeSalesforceState, type FakeFieldOptions, type FakeFieldType, type FakePicklistValue, type FakeRecord, type FakeSalesforceOptions, type SalesforceFault } from './salesforce-fake-state.js';
 
+export { BulkJobState, type FakeBulkJob, type FakeBulkOptions };
 export { FakeSalesforceState, type FakeFieldOptions, type FakeFieldType, type FakePicklistValue, type FakeRecord, type FakeSalesforceOptions, type SalesforceFault };
 
 export interface FakeSalesforce extends FakeCrmBase<FaultKind | SalesforceFault> {
@@ -41,6 +45,11 @@ export interface FakeSalesforce extends FakeCrmBase<FaultKind | SalesforceFault>
   addValidationRule(sobject: string, test: (record: FakeRecord) => boolean, message: string): void;
   /** A duplicate rule on `field`: creating a record matching another on it fails with DUPLICATES_DETECTED unless allowSave. */
   addDuplicateRule(sobject: string, field: string): void;
+  /**
+   * The Bulk API 2.0 ingest jobs created (deleted ones left out), oldest first: object, operation,
+   * state, rows uploaded, processed and failed, and the error message of a job failed whole.
+   */
+  bulkJobs(): FakeBulkJob[];
   /** Every request received (Authorization removed), for wire-level assertions. */
   requests: FakeRequest[];
 }
@@ -74,5 +83,6 @@ export function fakeSalesforceFromState(state: FakeSalesforceState): FakeSalesfo
     lockRowNext: (n) => state.lockRowNext(n),
     addValidationRule: (sobject, test, message) => state.addValidationRule(sobject, test, message),
     addDuplicateRule: (sobject, field) => state.addDuplicateRule(sobject, field),
+    bulkJobs: () => state.bulk.list(),
   };
 }

@@ -9,6 +9,7 @@ import { loadFieldDefinitions } from '../../src/field-definitions.js';
 import type { FieldDefinitionsFile } from '../../schemas/field-definitions.js';
 import { engineObjects } from '../kit/adapter-kit.js';
 import type { RateBudget } from '../../src/rate-budget.js';
+import type { SalesforceBulkOptions } from './salesforce-bulk.js';
 import { salesforceObjectSchema, type SalesforceObjectConfig } from './salesforce-config.js';
 import { relationshipName } from './salesforce-requests.js';
 import { isApiName } from './soql.js';
@@ -60,6 +61,8 @@ export interface SalesforceAdapterOptions {
    * (field names are checked, values are not).
    */
   fieldDefinitions?: FieldDefinitionsFile | string;
+  /** Bulk API 2.0 client (`adapter.bulk`): poll interval and backoff, timeout, upload size limit. Defaults in SalesforceBulkOptions. */
+  bulk?: SalesforceBulkOptions;
 }
 
 export interface ResolvedSalesforceOptions {
@@ -72,6 +75,7 @@ export interface ResolvedSalesforceOptions {
   dailyLimitShare: number;
   allowDuplicateSave: boolean;
   fieldDefinitions?: FieldDefinitionsFile;
+  bulk?: SalesforceBulkOptions;
 }
 
 const optionsSchema = z.strictObject({
@@ -87,6 +91,16 @@ const optionsSchema = z.strictObject({
   rateBudget: z.custom<RateBudget>((v) => typeof v === 'object' && v !== null && typeof (v as { acquire?: unknown }).acquire === 'function', 'must have acquire()').optional(),
   dailyLimitShare: z.number().gt(0).max(1).optional(),
   allowDuplicateSave: z.boolean().optional(),
+  bulk: z
+    .strictObject({
+      pollIntervalMs: z.number().int().min(0).optional(),
+      maxPollIntervalMs: z.number().int().min(0).optional(),
+      timeoutMs: z.number().int().min(0).optional(),
+      maxUploadBytes: z.number().int().positive().optional(),
+      readRetries: z.number().int().min(0).optional(),
+      sleep: z.custom<(ms: number) => Promise<void>>((v) => typeof v === 'function', 'must be a function').optional(),
+    })
+    .optional(),
   fieldDefinitions: z.union([z.string().min(1), z.custom<FieldDefinitionsFile>((v) => typeof v === 'object' && v !== null, 'must be the parsed crm-upsert.fields.json or its path')]).optional(),
 });
 
@@ -129,6 +143,7 @@ export function resolveSalesforceOptions(options: SalesforceAdapterOptions, env:
     rateBudget: o.rateBudget,
     dailyLimitShare: o.dailyLimitShare ?? 0.9,
     allowDuplicateSave: o.allowDuplicateSave ?? false,
+    ...(o.bulk ? { bulk: o.bulk } : {}),
   };
   if (o.connection) return { ...resolved, connection: o.connection };
   const instanceUrl = o.instanceUrl ?? env.SF_INSTANCE_URL;

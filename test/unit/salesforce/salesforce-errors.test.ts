@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { classifySalesforceError, dailyLimitStop, recordError, type SalesforceRecordError } from '../../../adapters/salesforce/salesforce-errors.js';
+import { classifySalesforceError, dailyLimitStop, jsonErrorBody, recordError, type SalesforceRecordError } from '../../../adapters/salesforce/salesforce-errors.js';
 import { CrmError, registerSecret } from '../../../src/errors.js';
 
 /** The shape jsforce 3.10.16 throws: HttpApiError { name = errorCode, errorCode, message, data }. */
@@ -105,5 +105,23 @@ describe('recordError', () => {
 
   it('treats a failure without errors as permanent', () => {
     expect(recordError([]).kind).toBe('permanent');
+  });
+});
+
+describe('jsonErrorBody', () => {
+  const textError = (status: number, body: string) => Object.assign(new Error(body), { name: `ERROR_HTTP_${status}`, errorCode: `ERROR_HTTP_${status}` });
+
+  it('reads a JSON error array given as text back into its code and message', () => {
+    const read = jsonErrorBody(textError(400, '[{"errorCode":"API_ERROR","message":"Job is InProgress"}]'));
+    expect(classifySalesforceError(read, { response: { status: 400 } })).toMatchObject({ vendorCode: 'API_ERROR', status: 400, retryable: false });
+    expect(String((read as Error).message)).toBe('Job is InProgress');
+  });
+
+  it.each([
+    ['an HTML page', textError(503, '<html><h1>503</h1></html>')],
+    ['JSON that is no error', textError(400, '{"ok":true}')],
+    ['an error that is not ERROR_HTTP', Object.assign(new Error('x'), { errorCode: 'INVALID_FIELD' })],
+  ])('leaves %s as it is', (_name, err) => {
+    expect(jsonErrorBody(err)).toBe(err);
   });
 });

@@ -39,6 +39,10 @@ describe('resolveSalesforceOptions', () => {
     [{ objects: { contact: { ...objects.contact, sobject: 'Contact; DELETE' } } }, /objects\.contact\.sobject/],
     [{ objects: { task: objects.task } }, /objects\.task\.parents\.contact: must name a configured record object/],
     [{ rateBudget: {} }, /rateBudget/],
+    [{ bulk: { pollIntervalMs: -1 } }, /bulk\.pollIntervalMs/],
+    [{ bulk: { maxUploadBytes: 0 } }, /bulk\.maxUploadBytes/],
+    [{ bulk: { sleep: 5 } }, /bulk\.sleep: must be a function/],
+    [{ bulk: { pollEvery: 5 } }, /bulk/],
     [{ unknownOption: 1 }, /unknownOption/],
   ])('rejects %j with a ConfigError naming the field', (bad, message) => {
     const run = () => resolveSalesforceOptions({ ...creds, objects, ...(bad as object) } as SalesforceAdapterOptions, {});
