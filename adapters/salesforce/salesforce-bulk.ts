@@ -16,27 +16,14 @@ import { CrmError, CrmErrorKind, ValidationError } from '../../src/errors.js';
 import { parseCsvTable, csvLine, type CsvValue, type CsvTable } from './salesforce-csv.js';
 import { missingReference, recordError, type SalesforceRecordError } from './salesforce-errors.js';
 import { apiBase } from './salesforce-requests.js';
-import type { SalesforceHttpRequest } from './salesforce-options.js';
+import type { SalesforceBulkOptions, SalesforceHttpRequest } from './salesforce-options.js';
+
+export type { SalesforceBulkOptions };
 
 const VENDOR = 'salesforce';
 
 /** The adapter's request path; `text: true` returns the body as text (CSV) instead of parsing it. */
 export type BulkSend = <R>(req: SalesforceHttpRequest, options?: { text?: boolean }) => Promise<R>;
-
-export interface SalesforceBulkOptions {
-  /** Wait before the first poll of a job being processed, and the first backoff step, in ms. Default 5,000. */
-  pollIntervalMs?: number;
-  /** Longest wait between two polls; each wait is 1.5 times the last, up to this. Default 30,000. */
-  maxPollIntervalMs?: number;
-  /** Give up polling (the job goes on in Salesforce) once the waits add up to this, in ms. Default 3,600,000 (one hour). */
-  timeoutMs?: number;
-  /** Largest upload body in bytes (UTF-8); more rows go into further jobs. Default 100,000,000 (the guide's advice for its 150 MB limit). */
-  maxUploadBytes?: number;
-  /** Retries of a read (a poll, a result set) that failed transiently (5xx, 429, network). Default 3. */
-  readRetries?: number;
-  /** How to wait (tests inject one that does not). Default: a timer. */
-  sleep?: (ms: number) => Promise<void>;
-}
 
 /** An ingest job as Salesforce describes it (the fields this client reads; the rest pass through). */
 export interface BulkJobInfo {

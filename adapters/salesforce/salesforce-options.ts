@@ -9,7 +9,6 @@ import { loadFieldDefinitions } from '../../src/field-definitions.js';
 import type { FieldDefinitionsFile } from '../../schemas/field-definitions.js';
 import { engineObjects } from '../kit/adapter-kit.js';
 import type { RateBudget } from '../../src/rate-budget.js';
-import type { SalesforceBulkOptions } from './salesforce-bulk.js';
 import { salesforceObjectSchema, type SalesforceObjectConfig } from './salesforce-config.js';
 import { relationshipName } from './salesforce-requests.js';
 import { isApiName } from './soql.js';
@@ -20,6 +19,21 @@ export type { SalesforceObjectConfig };
  * The few members of a jsforce `Connection` the adapter uses (jsforce 3.10.16). A real
  * `new jsforce.Connection(...)` satisfies it.
  */
+export interface SalesforceBulkOptions {
+  /** Wait before the first poll of a job being processed, and the first backoff step, in ms. Default 5,000. */
+  pollIntervalMs?: number;
+  /** Longest wait between two polls; each wait is 1.5 times the last, up to this. Default 30,000. */
+  maxPollIntervalMs?: number;
+  /** Give up polling (the job goes on in Salesforce) once the waits add up to this, in ms. Default 3,600,000 (one hour). */
+  timeoutMs?: number;
+  /** Largest upload body in bytes (UTF-8); more rows go into further jobs. Default 100,000,000 (the guide's advice for its 150 MB limit). */
+  maxUploadBytes?: number;
+  /** Retries of a read (a poll, a result set) that failed transiently (5xx, 429, network). Default 3. */
+  readRetries?: number;
+  /** How to wait (tests inject one that does not). Default: a timer. */
+  sleep?: (ms: number) => Promise<void>;
+}
+
 export interface SalesforceConnection {
   instanceUrl: string;
   version: string;
