@@ -15,10 +15,7 @@ import { isApiName } from './soql.js';
 
 export type { SalesforceObjectConfig };
 
-/**
- * The few members of a jsforce `Connection` the adapter uses (jsforce 3.10.16). A real
- * `new jsforce.Connection(...)` satisfies it.
- */
+/** The Bulk API 2.0 client's settings (`bulk` in the adapter's options). */
 export interface SalesforceBulkOptions {
   /** Wait before the first poll of a job being processed, and the first backoff step, in ms. Default 5,000. */
   pollIntervalMs?: number;
@@ -34,6 +31,10 @@ export interface SalesforceBulkOptions {
   sleep?: (ms: number) => Promise<void>;
 }
 
+/**
+ * The few members of a jsforce `Connection` the adapter uses (jsforce 3.10.16). A real
+ * `new jsforce.Connection(...)` satisfies it.
+ */
 export interface SalesforceConnection {
   instanceUrl: string;
   version: string;
