@@ -6,13 +6,9 @@
  * and Redis ledgers opened again by a new Sync between the writes (the previous id comes from the
  * ledger, not from the process).
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import pg from 'pg';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createSync, openLedger } from '../../src/index.js';
-import { dropRedisKeys, postgresUrl, redisUrl, runId } from '../helpers/services.js';
+import { postgresLedgerUnderTest, redisLedgerUnderTest, sqliteLedgerUnderTest, type LedgerUnderTest } from '../helpers/services.js';
 import { harness, type Harness } from './hubspot-helpers.js';
 
 const fast = { retries: 4, minTimeoutMs: 5, maxTimeoutMs: 20 };
@@ -93,50 +89,10 @@ describe('records deleted in HubSpot and upserted again (hubspotAdapter over loo
 
 });
 
-interface LedgerUnderTest {
-  url: string;
-  options: Record<string, string>;
-  drop(): Promise<void>;
-}
-
-function sqliteLedger(): LedgerUnderTest {
-  const dir = mkdtempSync(join(tmpdir(), 'crm-recreated-'));
-  return { url: `sqlite:${join(dir, 'ledger.db')}`, options: {}, drop: async () => rmSync(dir, { recursive: true, force: true }) };
-}
-
-async function postgresLedger(): Promise<LedgerUnderTest | undefined> {
-  const url = await postgresUrl();
-  if (url === undefined) return undefined;
-  const tablePrefix = `${runId()}_`;
-  return {
-    url, options: { tablePrefix },
-    async drop() {
-      const client = new pg.Client({ connectionString: url });
-      await client.connect();
-      try {
-        const { rows } = await client.query<{ tablename: string }>('SELECT tablename FROM pg_tables WHERE tablename LIKE $1', [`${tablePrefix}%`]);
-        for (const { tablename } of rows) await client.query(`DROP TABLE IF EXISTS "${tablename}" CASCADE`);
-      } finally {
-        await client.end();
-      }
-    },
-  };
-}
-
-async function redisLedger(): Promise<LedgerUnderTest | undefined> {
-  const url = await redisUrl();
-  if (url === undefined) return undefined;
-  const prefix = `{${runId()}}:`;
-  return {
-    url, options: { keyPrefix: prefix },
-    drop: () => dropRedisKeys(prefix),
-  };
-}
-
 const ledgers: [string, () => Promise<LedgerUnderTest | undefined>][] = [
-  ['sqlite', async () => sqliteLedger()],
-  ['postgres', postgresLedger],
-  ['redis', redisLedger],
+  ['sqlite', async () => sqliteLedgerUnderTest()],
+  ['postgres', postgresLedgerUnderTest],
+  ['redis', redisLedgerUnderTest],
 ];
 
 describe.each(ledgers)('a record deleted in HubSpot, upserted again through a %s ledger opened anew', (_name, open) => {

@@ -7,16 +7,12 @@
  * keeps `closedwon`; an older event that sets another field writes that field only; a failed older
  * action retried (retry-failed) after a newer write is `superseded`.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import type { HubSpotAdapterOptions } from '../../adapters/hubspot/index.js';
 import type { SalesforceAdapterOptions } from '../../adapters/salesforce/index.js';
 import type { CrmAdapter } from '../../src/adapter.js';
 import { createSync, openLedger, type Sync } from '../../src/index.js';
-import { dropRedisKeys, postgresUrl, redisUrl, runId } from '../helpers/services.js';
+import { postgresLedgerUnderTest, redisLedgerUnderTest, sqliteLedgerUnderTest, type LedgerUnderTest } from '../helpers/services.js';
 import { harness as hubspotHarness } from './hubspot-helpers.js';
 import { harness as salesforceHarness } from './salesforce-helpers.js';
 
@@ -74,48 +70,10 @@ async function salesforce(): Promise<CrmUnderTest> {
   };
 }
 
-/** A ledger that can be opened again at the same place, and removed. */
-interface LedgerUnderTest {
-  url: string;
-  options: Record<string, string>;
-  drop(): Promise<void>;
-}
-
-function sqliteLedger(): LedgerUnderTest {
-  const dir = mkdtempSync(join(tmpdir(), 'crm-order-'));
-  return { url: `sqlite:${join(dir, 'ledger.db')}`, options: {}, drop: async () => rmSync(dir, { recursive: true, force: true }) };
-}
-
-async function postgresLedger(): Promise<LedgerUnderTest | undefined> {
-  const url = await postgresUrl();
-  if (url === undefined) return undefined;
-  const tablePrefix = `${runId()}_`;
-  return {
-    url, options: { tablePrefix },
-    async drop() {
-      const client = new pg.Client({ connectionString: url });
-      await client.connect();
-      try {
-        const { rows } = await client.query<{ tablename: string }>('SELECT tablename FROM pg_tables WHERE tablename LIKE $1', [`${tablePrefix}%`]);
-        for (const { tablename } of rows) await client.query(`DROP TABLE IF EXISTS "${tablename}" CASCADE`);
-      } finally {
-        await client.end();
-      }
-    },
-  };
-}
-
-async function redisLedger(): Promise<LedgerUnderTest | undefined> {
-  const url = await redisUrl();
-  if (url === undefined) return undefined;
-  const prefix = `{${runId()}}:`;
-  return { url, options: { keyPrefix: prefix }, drop: () => dropRedisKeys(prefix) };
-}
-
 const ledgers: [string, () => Promise<LedgerUnderTest | undefined>][] = [
-  ['SQLite', async () => sqliteLedger()],
-  ['Postgres', postgresLedger],
-  ['Redis', redisLedger],
+  ['SQLite', async () => sqliteLedgerUnderTest()],
+  ['Postgres', postgresLedgerUnderTest],
+  ['Redis', redisLedgerUnderTest],
 ];
 const crms: [string, () => Promise<CrmUnderTest>][] = [['HubSpot', hubspot], ['Salesforce', salesforce]];
 const keyings = [['keyed', true], ['keyless', false]] as const;

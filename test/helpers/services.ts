@@ -3,6 +3,9 @@
  * service skips those tests with a message saying why; in CI (CI=true) it fails them instead,
  * so a green CI run never hides a skipped backend.
  */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import pg from 'pg';
 export const POSTGRES_URLS = [
@@ -89,4 +92,45 @@ export async function dropRedisKeys(prefix: string): Promise<void> {
   } finally {
     await c.quit();
   }
+}
+
+/** A ledger a test can open again at the same place (as a new process would), and remove after. */
+export interface LedgerUnderTest {
+  url: string;
+  options: Record<string, string>;
+  drop(): Promise<void>;
+}
+
+/** A SQLite file in a fresh temporary folder. */
+export function sqliteLedgerUnderTest(): LedgerUnderTest {
+  const dir = mkdtempSync(join(tmpdir(), 'crm-ledger-'));
+  return { url: `sqlite:${join(dir, 'ledger.db')}`, options: {}, drop: async () => rmSync(dir, { recursive: true, force: true }) };
+}
+
+/** Tables of their own on the test Postgres; undefined (skip) when it does not answer, a failure in CI. */
+export async function postgresLedgerUnderTest(): Promise<LedgerUnderTest | undefined> {
+  const url = await postgresUrl();
+  if (url === undefined) return undefined;
+  const tablePrefix = `${runId()}_`;
+  return {
+    url, options: { tablePrefix },
+    async drop() {
+      const client = new pg.Client({ connectionString: url });
+      await client.connect();
+      try {
+        const { rows } = await client.query<{ tablename: string }>('SELECT tablename FROM pg_tables WHERE tablename LIKE $1', [`${tablePrefix}%`]);
+        for (const { tablename } of rows) await client.query(`DROP TABLE IF EXISTS "${tablename}" CASCADE`);
+      } finally {
+        await client.end();
+      }
+    },
+  };
+}
+
+/** A key prefix of its own on the test Redis; undefined (skip) when it does not answer, a failure in CI. */
+export async function redisLedgerUnderTest(): Promise<LedgerUnderTest | undefined> {
+  const url = await redisUrl();
+  if (url === undefined) return undefined;
+  const prefix = `{${runId()}}:`;
+  return { url, options: { keyPrefix: prefix }, drop: () => dropRedisKeys(prefix) };
 }
