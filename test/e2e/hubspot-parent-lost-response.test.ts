@@ -11,10 +11,6 @@
  * nobody writes fail as parent-missing, as ever. The same on Redis, Postgres and SQLite; in CI an
  * unreachable Postgres or Redis fails this file.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import { hubspotAdapter } from '../../adapters/hubspot/index.js';
 import { seededRandom } from '../../adapters/testing/fake-http.js';
@@ -24,7 +20,7 @@ import { PARENT_NOT_FOUND } from '../../src/engine/defer.js';
 import { PARENT_IN_FLIGHT } from '../../src/engine/parent-held.js';
 import { createSync, openLedger, type Outcome, type Sync } from '../../src/index.js';
 import { unlimitedRateBudget } from '../../src/rate-budget.js';
-import { dropRedisKeys, postgresUrl, redisUrl, runId } from '../helpers/services.js';
+import { postgresLedgerUnderTest, redisLedgerUnderTest, sqliteLedgerUnderTest, type LedgerUnderTest } from '../helpers/services.js';
 import { objects, TOKEN } from './hubspot-helpers.js';
 
 const N = 400;
@@ -52,50 +48,10 @@ function shuffle<T>(items: T[], random: () => number): T[] {
   return items;
 }
 
-interface LedgerUnderTest {
-  url: string;
-  options: Record<string, string>;
-  drop(): Promise<void>;
-}
-
-async function redisLedger(): Promise<LedgerUnderTest | undefined> {
-  const url = await redisUrl();
-  if (url === undefined) return undefined;
-  const prefix = `{${runId()}}:`;
-  return {
-    url, options: { keyPrefix: prefix },
-    drop: () => dropRedisKeys(prefix),
-  };
-}
-
-async function postgresLedger(): Promise<LedgerUnderTest | undefined> {
-  const url = await postgresUrl();
-  if (url === undefined) return undefined;
-  const tablePrefix = `${runId()}_`;
-  return {
-    url, options: { tablePrefix },
-    async drop() {
-      const client = new pg.Client({ connectionString: url });
-      await client.connect();
-      try {
-        const { rows } = await client.query<{ tablename: string }>('SELECT tablename FROM pg_tables WHERE tablename LIKE $1', [`${tablePrefix}%`]);
-        for (const { tablename } of rows) await client.query(`DROP TABLE IF EXISTS "${tablename}" CASCADE`);
-      } finally {
-        await client.end();
-      }
-    },
-  };
-}
-
-function sqliteLedger(): LedgerUnderTest {
-  const dir = mkdtempSync(join(tmpdir(), 'parent-lost-'));
-  return { url: `sqlite:${join(dir, 'ledger.db')}`, options: {}, drop: async () => rmSync(dir, { recursive: true, force: true }) };
-}
-
 const ledgers: [string, () => Promise<LedgerUnderTest | undefined>][] = [
-  ['redis', redisLedger],
-  ['postgres', postgresLedger],
-  ['sqlite', async () => sqliteLedger()],
+  ['redis', redisLedgerUnderTest],
+  ['postgres', postgresLedgerUnderTest],
+  ['sqlite', async () => sqliteLedgerUnderTest()],
 ];
 
 describe.each(ledgers)('four workers on one %s ledger, writes committing late and responses lost', (_name, open) => {
