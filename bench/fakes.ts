@@ -16,8 +16,8 @@ import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { Client } from '@hubspot/api-client';
 import { Connection } from 'jsforce';
-import { FakeHubSpotState, fakeHubSpotFromState } from '../adapters/hubspot/hubspot-fake.js';
-import { FakeSalesforceState, fakeSalesforceFromState } from '../adapters/salesforce/salesforce-fake.js';
+import { FakeHubSpotState, fakeHubSpotFromState } from '../adapters/hubspot/fake/hubspot-fake.js';
+import { FakeSalesforceState, fakeSalesforceFromState } from '../adapters/salesforce/fake/salesforce-fake.js';
 import { soqlIn } from '../adapters/salesforce/soql.js';
 import { isMain, main, numberArg, round, TOKEN } from './lib.js';
 

@@ -141,7 +141,7 @@ export const hubspotCli: VendorCli<HubSpotConfig> = {
     config: 'crm-upsert.config.json',
     actions: 'actions.jsonl',
     async start(hs) {
-      const { fakeHubSpot } = await import('./hubspot-fake.js');
+      const { fakeHubSpot } = await import('./fake/hubspot-fake.js');
       const fake = fakeHubSpot();
       const tables = new Map<string, InventoryTable>();
       for (const spec of Object.values(hs.objects)) {
@@ -169,7 +169,7 @@ export const hubspotCli: VendorCli<HubSpotConfig> = {
 
   fakeServer: {
     async start({ port, faults }) {
-      const { fakeHubSpot } = await import('./hubspot-fake.js');
+      const { fakeHubSpot } = await import('./fake/hubspot-fake.js');
       const fake = fakeHubSpot(faults ? { faults } : {});
       const server = await fake.listen(port);
       return { url: server.basePath, requests: () => fake.count(), close: server.close };

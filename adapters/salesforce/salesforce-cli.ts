@@ -149,7 +149,7 @@ export const salesforceCli: VendorCli<SalesforceConfig> = {
     config: 'crm-upsert.salesforce.config.json',
     actions: 'actions.salesforce.jsonl',
     async start(sf) {
-      const { fakeSalesforce } = await import('./salesforce-fake.js');
+      const { fakeSalesforce } = await import('./fake/salesforce-fake.js');
       const fake = fakeSalesforce();
       const tables = new Map<string, InventoryTable>();
       for (const spec of Object.values(sf.objects)) {
@@ -176,7 +176,7 @@ export const salesforceCli: VendorCli<SalesforceConfig> = {
 
   fakeServer: {
     async start({ port, faults }) {
-      const { fakeSalesforce } = await import('./salesforce-fake.js');
+      const { fakeSalesforce } = await import('./fake/salesforce-fake.js');
       const fake = fakeSalesforce(faults ? { faults } : {});
       const server = await fake.listen(port);
       return { url: server.instanceUrl, requests: () => fake.count(), close: server.close };

@@ -10,7 +10,7 @@ import type { HubSpotAdapterOptions } from '../../adapters/hubspot/index.js';
 import { createSync, openLedger } from '../../src/index.js';
 import { DEFAULT_PARENT_ABSENT_MS } from '../../src/engine/parents.js';
 import { harness, type Harness } from './hubspot-helpers.js';
-import { errorBody } from '../../adapters/hubspot/hubspot-fake-crm.js';
+import { errorBody } from '../../adapters/hubspot/fake/hubspot-fake-crm.js';
 
 const fast = { retries: 4, minTimeoutMs: 5, maxTimeoutMs: 20 };
 

@@ -5,7 +5,7 @@ import { Connection } from 'jsforce';
 import { afterEach, describe, expect, it } from 'vitest';
 import { salesforceAdapter, type SalesforceAdapter, type SalesforceAdapterOptions } from '../../adapters/salesforce/index.js';
 import { MAX_QUERY_URL_BYTES } from '../../adapters/salesforce/salesforce-adapter.js';
-import { FakeSalesforceState, fakeSalesforceFromState, type FakeSalesforce } from '../../adapters/salesforce/salesforce-fake.js';
+import { FakeSalesforceState, fakeSalesforceFromState, type FakeSalesforce } from '../../adapters/salesforce/fake/salesforce-fake.js';
 import { queryUrlBytes } from '../../adapters/salesforce/soql.js';
 import type { FakeRequest } from '../../adapters/testing/index.js';
 import { createSync, CrmError, openLedger, type Sync } from '../../src/index.js';

@@ -8,7 +8,7 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { salesforceAdapter } from '../../adapters/salesforce/index.js';
-import { FakeSalesforceState, fakeSalesforceFromState, type FakeSalesforce } from '../../adapters/salesforce/salesforce-fake.js';
+import { FakeSalesforceState, fakeSalesforceFromState, type FakeSalesforce } from '../../adapters/salesforce/fake/salesforce-fake.js';
 import { createSync, openLedger } from '../../src/index.js';
 import { DEFAULT_PARENT_ABSENT_MS } from '../../src/engine/parents.js';
 import { objects, TOKEN } from './salesforce-helpers.js';

@@ -1,7 +1,7 @@
 import { Client } from '@hubspot/api-client';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { fakeHubSpot, type FakeHubSpot } from '../../../adapters/testing/index.js';
-import { ASSOCIATION_TYPES, associationTypesBetween, checkAssociationSpec } from '../../../adapters/hubspot/hubspot-fake-associations.js';
+import { ASSOCIATION_TYPES, associationTypesBetween, checkAssociationSpec } from '../../../adapters/hubspot/fake/hubspot-fake-associations.js';
 
 /** The association rules of fakeHubSpot, driven through the real @hubspot/api-client on loopback. */
 const TOKEN = 'pat-na1-assoc-test';

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { FakeHubSpotState, fakeHubSpotFromState, type FakeHubSpot } from '../../../adapters/hubspot/hubspot-fake.js';
+import { FakeHubSpotState, fakeHubSpotFromState, type FakeHubSpot } from '../../../adapters/hubspot/fake/hubspot-fake.js';
 
 const N = 50_000;
 let clock = 1_000_000;

@@ -11,7 +11,7 @@ import { parentMemoKey, type ActivityWrite, type BatchContext, type RecordWrite 
 import { CrmError } from '../../../src/errors.js';
 import { unlimitedRateBudget } from '../../../src/rate-budget.js';
 import { fakeHubSpot, type FakeHubSpot, type FakeHubSpotOptions } from '../../../adapters/testing/index.js';
-import { errorBody } from '../../../adapters/hubspot/hubspot-fake-crm.js';
+import { errorBody } from '../../../adapters/hubspot/fake/hubspot-fake-crm.js';
 
 const TOKEN = 'pat-na1-unit-links-7c2e';
 const objects: HubSpotAdapterOptions['objects'] = {

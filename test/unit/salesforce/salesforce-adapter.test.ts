@@ -2,7 +2,7 @@ import { Connection } from 'jsforce';
 import nock from 'nock';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { salesforceAdapter, type SalesforceAdapterOptions, type SalesforceConnection } from '../../../adapters/salesforce/index.js';
-import { fakeSalesforce, type FakeSalesforce } from '../../../adapters/salesforce/salesforce-fake.js';
+import { fakeSalesforce, type FakeSalesforce } from '../../../adapters/salesforce/fake/salesforce-fake.js';
 import { parentMemoKey, type ActivityWrite, type RecordWrite, type WriteResult } from '../../../src/adapter.js';
 import { ConfigError, CrmError } from '../../../src/errors.js';
 import type { RateBudget } from '../../../src/rate-budget.js';

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { MAX_URI_BYTES, QUERY_PAGE_SIZE, requestTarget } from '../../../adapters/salesforce/salesforce-fake-query.js';
-import { FakeSalesforceState } from '../../../adapters/salesforce/salesforce-fake.js';
+import { MAX_URI_BYTES, QUERY_PAGE_SIZE, requestTarget } from '../../../adapters/salesforce/fake/salesforce-fake-query.js';
+import { FakeSalesforceState } from '../../../adapters/salesforce/fake/salesforce-fake.js';
 import type { FakeRequest } from '../../../adapters/testing/index.js';
 
 const get = (path: string, query: Record<string, string> = {}, headers: Record<string, string> = {}): FakeRequest => ({

@@ -1,7 +1,7 @@
 import { Connection } from 'jsforce';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { fakeSalesforce, type FakeSalesforce } from '../../../adapters/testing/index.js';
-import { lookupFieldOf } from '../../../adapters/salesforce/salesforce-fake-references.js';
+import { lookupFieldOf } from '../../../adapters/salesforce/fake/salesforce-fake-references.js';
 
 /** The sales objects and lookup rules of fakeSalesforce, driven by jsforce 3.10.16 on loopback. */
 interface SaveResult {

@@ -1,6 +1,6 @@
 import { Connection } from 'jsforce';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { FakeSalesforceState, fakeSalesforceFromState, type FakeSalesforce } from '../../../adapters/salesforce/salesforce-fake.js';
+import { FakeSalesforceState, fakeSalesforceFromState, type FakeSalesforce } from '../../../adapters/salesforce/fake/salesforce-fake.js';
 import { soqlIn } from '../../../adapters/salesforce/soql.js';
 
 const N = 50_000;

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { storedValue, unparsable, type FakeFieldType } from '../../../adapters/salesforce/salesforce-fake-values.js';
+import { storedValue, unparsable, type FakeFieldType } from '../../../adapters/salesforce/fake/salesforce-fake-values.js';
 
 describe('fakeSalesforce number and checkbox values', () => {
   it.each<[string, FakeFieldType, unknown, string | undefined]>([

@@ -1,7 +1,7 @@
 import http from 'node:http';
 import { Connection } from 'jsforce';
 import { afterEach, describe, expect, it } from 'vitest';
-import { fakeSalesforce, fakeSalesforceFromState, FakeSalesforceState, type FakeSalesforce } from '../../../adapters/salesforce/salesforce-fake.js';
+import { fakeSalesforce, fakeSalesforceFromState, FakeSalesforceState, type FakeSalesforce } from '../../../adapters/salesforce/fake/salesforce-fake.js';
 
 let origins = 0;
 const fronts = ['loopback', 'nock'] as const;

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { fieldDefinitionOf, pullSalesforceFields, type DescribeField } from '../../../adapters/salesforce/salesforce-fields.js';
 import { recordError, unparsableValue } from '../../../adapters/salesforce/salesforce-errors.js';
-import { unparsable, valueRefusal } from '../../../adapters/salesforce/salesforce-fake-values.js';
+import { unparsable, valueRefusal } from '../../../adapters/salesforce/fake/salesforce-fake-values.js';
 import { CrmError, CrmErrorKind } from '../../../src/errors.js';
 
 const field = (type: string, extra: Partial<DescribeField> = {}): DescribeField => ({ name: 'F', type, createable: true, updateable: true, ...extra });

@@ -2,7 +2,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { salesforceAdapter, type SalesforceAdapterOptions } from '../../../adapters/salesforce/index.js';
 import { salesforceCli, salesforcePermissions } from '../../../adapters/salesforce/salesforce-cli.js';
 import { missingReference } from '../../../adapters/salesforce/salesforce-errors.js';
-import { fakeSalesforce, type FakeSalesforce } from '../../../adapters/salesforce/salesforce-fake.js';
+import { fakeSalesforce, type FakeSalesforce } from '../../../adapters/salesforce/fake/salesforce-fake.js';
 import { activityLookups, linkTargets, recordValues, relationshipName } from '../../../adapters/salesforce/salesforce-requests.js';
 import { checkSalesforceSetup } from '../../../adapters/salesforce/salesforce-setup.js';
 import { parentMemoKey, type ActivityWrite, type RecordWrite, type WriteResult } from '../../../src/adapter.js';

@@ -5,7 +5,7 @@
  * No server and no interceptor here: `handle` takes a parsed request and commits; the
  * factory in hubspot-fake.ts puts it behind the fake HTTP kit's fronts.
  */
-import { proxyErrorPage, type FakeRequest, type FakeResponse, type FakeVendor } from '../testing/fake-http.js';
+import { proxyErrorPage, type FakeRequest, type FakeResponse, type FakeVendor } from '../../testing/fake-http.js';
 import { errorBody, FakeHubSpotCrm, type FakeHubSpotAssociation, type FakeHubSpotRecord, type FakePropertyDefinition } from './hubspot-fake-crm.js';
 import type { FakeHubSpotOptions } from './hubspot-fake-options.js';
 

@@ -1,5 +1,5 @@
 /** What a fake HubSpot portal can be set up with. */
-import type { FaultOptions } from '../testing/fake-http.js';
+import type { FaultOptions } from '../../testing/fake-http.js';
 
 export interface FakeHubSpotOptions {
   /** The only bearer token accepted. Default: any non-empty token. */

@@ -4,7 +4,7 @@
  * (hubspot-fake-crm.ts) holds. The rules themselves (which type ids each pair has, HubSpot's
  * bodies) are data in hubspot-fake-associations.ts.
  */
-import type { FakeResponse } from '../testing/fake-http.js';
+import type { FakeResponse } from '../../testing/fake-http.js';
 import {
   associationType, associationTypeFrom, associationTypesBetween, checkAssociationSpec, duplicateAssociationMessage, invalidObjectContext, OBJECT_TYPE_IDS,
   primaryOwner, unlabeledCompanion, type AssociationType,

@@ -4,8 +4,8 @@
  * hubspot-fake-crm-associations.ts). Auth, rate limits and faults live in hubspot-fake-state.ts;
  * calling `route` commits.
  */
-import type { FakeRequest, FakeResponse } from '../testing/fake-http.js';
-import { RecordStore } from '../fake-store.js';
+import type { FakeRequest, FakeResponse } from '../../testing/fake-http.js';
+import { RecordStore } from '../../fake-store.js';
 import type { FakeHubSpotOptions } from './hubspot-fake-options.js';
 import { associationType, associationTypesBetween, type AssociationType } from './hubspot-fake-associations.js';
 import { FakeHubSpotAssociations, type FakeHubSpotAssociation } from './hubspot-fake-crm-associations.js';

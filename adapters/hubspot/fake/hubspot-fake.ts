@@ -20,7 +20,7 @@
  * records) and hubspot-fake-crm-associations.ts (their associations); this file only puts it
  * behind the fronts.
  */
-import { FakeHttpCore, fakeCrmBase, type FakeCrmBase, interceptWithNock, listenLoopback, type FaultOptions, type FaultKind } from '../testing/fake-http.js';
+import { FakeHttpCore, fakeCrmBase, type FakeCrmBase, interceptWithNock, listenLoopback, type FaultOptions, type FaultKind } from '../../testing/fake-http.js';
 import { FakeHubSpotState, HubSpotFault, type FakeHubSpotOptions } from './hubspot-fake-state.js';
 import type { FakeHubSpotAssociation, FakeHubSpotRecord, FakePipeline, FakePropertyDefinition } from './hubspot-fake-crm.js';
 

@@ -14,7 +14,7 @@
  *
  * The org itself lives in salesforce-fake-state.ts; this file only puts it behind the fronts.
  */
-import { FakeHttpCore, fakeCrmBase, type FakeCrmBase, interceptWithNock, listenLoopback, type FakeRequest, type FaultKind } from '../testing/fake-http.js';
+import { FakeHttpCore, fakeCrmBase, type FakeCrmBase, interceptWithNock, listenLoopback, type FakeRequest, type FaultKind } from '../../testing/fake-http.js';
 import { BulkJobState, type FakeBulkJob, type FakeBulkOptions } from './salesforce-fake-bulk.js';
 import { FakeSalesforceState, type FakeFieldOptions, type FakeFieldType, type FakePicklistValue, type FakeRecord, type FakeSalesforceOptions, type SalesforceFault } from './salesforce-fake-state.js';
 

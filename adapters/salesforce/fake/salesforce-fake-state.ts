@@ -9,8 +9,8 @@
  * (case-folded, then matched by the field's own rule), so upserts, unique checks, Task parents and
  * `WHERE field IN (...)` queries cost the same in an empty org and in one with a million records.
  */
-import { proxyErrorPage, type FakeRequest, type FakeResponse, type FakeVendor, type FaultOptions } from '../testing/fake-http.js';
-import { RecordStore } from '../fake-store.js';
+import { proxyErrorPage, type FakeRequest, type FakeResponse, type FakeVendor, type FaultOptions } from '../../testing/fake-http.js';
+import { RecordStore } from '../../fake-store.js';
 import { FakeQueries, uriRefusal } from './salesforce-fake-query.js';
 import { describeSObject } from './salesforce-fake-describe.js';
 import { lookupFieldOf, resolveReference, SALES_SCHEMA, type FakeFieldOptions, type ReferenceOrg } from './salesforce-fake-references.js';

@@ -2,8 +2,8 @@
  * POST /crm/v3/objects/{objectType}/search over fakeHubSpot's records: filter groups OR-ed, filters
  * AND-ed, records visible only once older than the search index lag, pages of at most 200.
  */
-import type { FakeResponse } from '../testing/fake-http.js';
-import type { RecordStore } from '../fake-store.js';
+import type { FakeResponse } from '../../testing/fake-http.js';
+import type { RecordStore } from '../../fake-store.js';
 import { asArray, asBody, type Body, type StoredRecord } from './hubspot-fake-records.js';
 
 const matches = (r: StoredRecord, f: Body): boolean => {

@@ -18,9 +18,9 @@
  * and ClientInputError [V]; how InvalidJobState travels is inferred from INVALIDJOB [I].
  * [I] marks what could not be checked; each says so where it is raised.
  */
-import { csvCell, CsvSyntaxError, CSV_NULL, parseCsv } from './salesforce-csv.js';
+import { csvCell, CsvSyntaxError, CSV_NULL, parseCsv } from '../salesforce-csv.js';
 import { lookupFieldOf } from './salesforce-fake-references.js';
-import { seededRandom, type FakeRequest, type FakeResponse } from '../testing/fake-http.js';
+import { seededRandom, type FakeRequest, type FakeResponse } from '../../testing/fake-http.js';
 
 /** The states of an ingest job [V]. */
 export const BulkJobState = {

@@ -28,9 +28,9 @@
  *   URI Too Long</pre>` (quoted in jsforce/jsforce#1134 and simple-salesforce#271) [I: the 431 page
  *   follows the same pattern]. The front refuses it before the API: no allocation is spent.
  */
-import type { FakeRequest, FakeResponse } from '../testing/fake-http.js';
+import type { FakeRequest, FakeResponse } from '../../testing/fake-http.js';
 import { lookupFieldOf } from './salesforce-fake-references.js';
-import { parseSoqlSelect, type SoqlSelect } from './soql.js';
+import { parseSoqlSelect, type SoqlSelect } from '../soql.js';
 
 /** URI, and URI plus headers, Salesforce accepts (bytes). */
 export const MAX_URI_BYTES = 16_384;

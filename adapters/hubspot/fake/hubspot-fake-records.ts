@@ -4,7 +4,7 @@
  * object type names, and the envelopes HubSpot answers in.
  */
 import { randomUUID } from 'node:crypto';
-import type { FakeResponse } from '../testing/fake-http.js';
+import type { FakeResponse } from '../../testing/fake-http.js';
 
 /** One record as the fake keeps it. */
 export interface StoredRecord {
