@@ -31,7 +31,7 @@ export interface ToolSpec {
 }
 
 export interface ToolSchemaOptions {
-  /** The CRM's name as the descriptions say it (`hubspot`). */
+  /** The CRM: its adapter's name (`hubspot`); the descriptions say it as people write it (`HubSpot`). */
   crm: string;
   /** The dedupe window keyless creates fall under, ms (0: off). */
   windowMs: number;
@@ -136,8 +136,12 @@ function createTool(object: string, spec: ObjectSpec, parents: [string, ...strin
   };
 }
 
+/** The CRMs' names as people write them; an adapter of another name is named as it names itself. */
+const CRM_LABELS: Readonly<Record<string, string>> = { hubspot: 'HubSpot', salesforce: 'Salesforce', pipedrive: 'Pipedrive' };
+
 /** The tools for `objects`, in their order: upserts for records, creates for activities that have a parent. */
-export function toolSpecs(objects: Readonly<Record<string, ObjectSpec>>, options: ToolSchemaOptions): ToolSpec[] {
+export function toolSpecs(objects: Readonly<Record<string, ObjectSpec>>, given: ToolSchemaOptions): ToolSpec[] {
+  const options = { ...given, crm: CRM_LABELS[given.crm] ?? given.crm };
   const tools: ToolSpec[] = [];
   for (const [object, spec] of Object.entries(objects)) {
     if (spec.kind === 'record') tools.push(upsertTool(object, { ...spec, links: (spec.links ?? []).filter((l) => objects[l]?.kind === 'record') }, options));

@@ -148,3 +148,15 @@ describe('toolSchema', () => {
     expect(() => toolSchema(adapter, 'ticket')).toThrow('"ticket" is not a configured object that can be written (configured: company, contact, note)');
   });
 });
+
+describe('toolSchema descriptions name the CRM as people write it', () => {
+  it('says HubSpot, Salesforce and Pipedrive for their adapters, and another adapter by its own name', () => {
+    const named = (name: string) => ({ ...adapter, name });
+    const description = (name: string) => JSON.stringify(toolSchema(named(name), 'contact', { for: 'openai' }));
+    expect(description('hubspot')).toContain('Create or update a HubSpot contact');
+    expect(description('hubspot')).not.toMatch(/\bhubspot\b/);
+    expect(description('salesforce')).toContain('a Salesforce contact');
+    expect(description('pipedrive')).toContain('a Pipedrive contact');
+    expect(description('memory')).toContain('a memory contact');
+  });
+});
