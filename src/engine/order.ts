@@ -90,8 +90,7 @@ export function leftToNewer(group: readonly Held[]): Map<Held, LeftToNewer> {
  * Kept under `order: 'arrival'` too (which only does not judge by them): a Sync in either mode
  * on the same ledger never erases what the other recorded.
  */
-export function advancedTimes(_ctx: EngineContext, items: readonly Held[]): Record<string, number> | undefined {
-  if (items.length === 0) return undefined;
+export function advancedTimes(items: readonly Held[]): Record<string, number> {
   const stored = items.find((i) => i.mark !== undefined);
   const times: Record<string, number> = { ...(stored ? decodeMark(stored.mark!).t : undefined) };
   for (const item of items) for (const field of Object.keys(sendsOf(item))) times[field] = Math.max(times[field] ?? -Infinity, item.at);

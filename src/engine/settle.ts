@@ -20,7 +20,7 @@ export const UNKNOWN_MARK = encodeMark({ h: null, id: null });
  * into one write), the latest event's, whose values are the ones the record now holds; with the
  * field times all of them advance (order.ts).
  */
-function markers(ctx: EngineContext, owned: readonly (Decided & { item: Held })[]): Map<Planned, Record<string, number> | undefined> {
+function markers(owned: readonly (Decided & { item: Held })[]): Map<Planned, Record<string, number>> {
   const latest = new Map<string, Held>();
   const writers = new Map<string, Held[]>();
   for (const { item, outcome: o } of owned) {
@@ -29,17 +29,17 @@ function markers(ctx: EngineContext, owned: readonly (Decided & { item: Held })[
     const seen = latest.get(item.markId);
     if (!seen || inEventOrder([seen, item])[1] === item) latest.set(item.markId, item);
   }
-  return new Map([...latest].map(([markId, item]) => [item, advancedTimes(ctx, writers.get(markId)!)]));
+  return new Map([...latest].map(([markId, item]) => [item, advancedTimes(writers.get(markId)!)]));
 }
 
 /** The unknown mark a possibly written upsert leaves: no hash, no id, and its fields' times advanced (they may hold its values). */
-function unknownMarks(ctx: EngineContext, items: readonly Held[]): Map<Held, string> {
+function unknownMarks(items: readonly Held[]): Map<Held, string> {
   const byRecord = new Map<string, Held[]>();
   for (const item of items) if (item.markId) byRecord.set(item.markId, [...(byRecord.get(item.markId) ?? []), item]);
   const out = new Map<Held, string>();
   for (const group of byRecord.values()) {
-    const t = advancedTimes(ctx, group);
-    for (const item of group) out.set(item, t === undefined ? UNKNOWN_MARK : encodeMark({ h: null, id: null, t }));
+    const t = advancedTimes(group);
+    for (const item of group) out.set(item, encodeMark({ h: null, id: null, t }));
   }
   return out;
 }
@@ -48,12 +48,12 @@ export async function completeEntries(ctx: EngineContext, call: Call, decided: r
   const owned = decided.filter((d): d is Decided & { item: Held } => 'token' in d.item);
   if (owned.length === 0) return;
   call.keeper.drop(owned.map((d) => d.item.key));
-  const marking = markers(ctx, owned);
+  const marking = markers(owned);
   await ctx.ledger.complete(
     owned.map(({ item, outcome: o }) => {
       const result = encodeActionResult({ status: o.status, ...(o.recordId ? { recordId: o.recordId } : {}) });
       const t = marking.get(item);
-      const mark = marking.has(item) ? { mark: { id: item.markId!, value: encodeMark({ h: item.fieldHash ?? null, id: o.recordId!, ...(t ? { t } : {}) }) } } : {};
+      const mark = t ? { mark: { id: item.markId!, value: encodeMark({ h: item.fieldHash ?? null, id: o.recordId!, t }) } } : {};
       return { key: item.key, token: item.token, result, retentionMs: ctx.retentionMs, ...mark };
     }),
     await ctx.clock.now(),
@@ -64,7 +64,7 @@ export async function failEntries(ctx: EngineContext, call: Call, decided: reado
   const owned = decided.filter((d): d is Decided & { item: Held } => 'token' in d.item);
   if (owned.length === 0) return;
   call.keeper.drop(owned.map((d) => d.item.key));
-  const unknown = possiblyWritten ? unknownMarks(ctx, owned.map((d) => d.item)) : new Map<Held, string>();
+  const unknown = possiblyWritten ? unknownMarks(owned.map((d) => d.item)) : new Map<Held, string>();
   await ctx.ledger.fail(
     owned.map(({ item, outcome }) => ({
       key: item.key,

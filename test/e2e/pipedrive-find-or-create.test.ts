@@ -12,6 +12,22 @@ const person = (n: number, name = `Person ${n}`, eventId = `evt-p${n}-${name}`) 
 const org = (n: number) => ({ source: 'pd-test', eventId: `evt-o${n}`, op: 'upsert', object: 'company', externalId: `O-${n}`, fields: { name: `Org ${n}` } });
 const deal = (n: number) => ({ source: 'pd-test', eventId: `evt-d${n}`, op: 'upsert', object: 'deal', externalId: `D-${n}`, fields: { title: `Deal ${n}`, value: 1000 * n }, links: [{ object: 'contact', externalId: `P-${n}` }, { object: 'company', externalId: `O-${n}` }] });
 
+/**
+ * A first process sends person P-1's create, loses the answer, and cannot look anything up
+ * afterwards (every read fails until it has given up): the action is left failed, possibly written.
+ */
+async function lostCreate(h: Harness) {
+  const ledger = openLedger('memory:');
+  let down = false;
+  h.fake.failNext('lost_response', { endpoint: 'POST /api/v2/persons', match: () => (down = true) });
+  h.fake.failNext('server_error', { times: 1_000_000, match: (req) => down && req.method === 'GET' });
+  const first = createSync({ adapter: h.adapter, ledger, retry: { ...fast, retries: 0 } });
+  expect((await first.apply(person(1))).status).toBe('failed');
+  expect(h.fake.records('person')).toHaveLength(1);
+  down = false;
+  return ledger;
+}
+
 describe('pipedriveAdapter find-or-create (fakePipedrive over loopback)', () => {
   let h: Harness | undefined;
   afterEach(async () => h?.stop());
@@ -131,15 +147,7 @@ describe('pipedriveAdapter find-or-create (fakePipedrive over loopback)', () => 
 
   it('with recentLookup, a create whose answer was lost is found by another process before the index has it', async () => {
     h = await harness({ searchLagMs: 60_000 });
-    const ledger = openLedger('memory:');
-    // The first process sends the create, loses the answer, and cannot look anything up afterwards.
-    let down = false;
-    h.fake.failNext('lost_response', { endpoint: 'POST /api/v2/persons', match: () => (down = true) });
-    h.fake.failNext('server_error', { times: 1_000_000, match: (req) => down && req.method === 'GET' });
-    const first = createSync({ adapter: h.adapter, ledger, retry: { ...fast, retries: 0 } });
-    expect((await first.apply(person(1))).status).toBe('failed');
-    expect(h.fake.records('person')).toHaveLength(1);
-    down = false;
+    const ledger = await lostCreate(h);
     // Another process retries the stored action: the search has not seen the person yet, the recent-update list has.
     const second = createSync({ adapter: h.another({ recentLookup: true }), ledger, retry: fast });
     const [retried] = await second.retryStored(await ledger.list({ status: 'failed' }));
@@ -149,13 +157,7 @@ describe('pipedriveAdapter find-or-create (fakePipedrive over loopback)', () => 
 
   it('without recentLookup, another process retrying a create whose answer was lost finds it too: the ledger says it may exist', async () => {
     h = await harness({ searchLagMs: 60_000 });
-    const ledger = openLedger('memory:');
-    let down = false;
-    h.fake.failNext('lost_response', { endpoint: 'POST /api/v2/persons', match: () => (down = true) });
-    h.fake.failNext('server_error', { times: 1_000_000, match: (req) => down && req.method === 'GET' });
-    const first = createSync({ adapter: h.adapter, ledger, retry: { ...fast, retries: 0 } });
-    expect((await first.apply(person(1))).status).toBe('failed');
-    down = false;
+    const ledger = await lostCreate(h);
     h.fake.core.resetLog();
     const second = createSync({ adapter: h.another(), ledger, retry: fast });
     const [retried] = await second.retryStored(await ledger.list({ status: 'failed' }));
