@@ -92,6 +92,21 @@ export function pipedriveFieldDefinition(f: PipedriveField): FieldDefinition {
   }
 }
 
+/** Decimal text without its leading zeros, trailing fractional zeros and a bare point. */
+const canonical = (t: string) => t.replace(/^(-?)0+(?=\d)/, '$1').replace(/(\.\d*?)0+$/, '$1').replace(/\.$/, '');
+
+/**
+ * The number that decimal text is, when a JSON number (a double) holds every digit of it; undefined
+ * otherwise (`12345678901234567890`, 17 significant digits and more): such text is sent as it is,
+ * for Pipedrive to refuse naming the field, never rounded into another value.
+ */
+function exactNumber(text: string): number | undefined {
+  if (!/^-?\d+(\.\d+)?$/.test(text)) return undefined;
+  const n = Number(text);
+  const back = String(n);
+  return Number.isFinite(n) && !/e/i.test(back) && canonical(back) === canonical(text) ? n : undefined;
+}
+
 /**
  * A value as Pipedrive's strict v2 validation takes it (no string-to-number coercion): an
  * enumeration's option id as a number, a set's ids as an array of numbers (`;`-joined in the
@@ -99,7 +114,7 @@ export function pipedriveFieldDefinition(f: PipedriveField): FieldDefinition {
  */
 export function wireValue(value: string | number | boolean | null, definition: FieldDefinition | undefined): unknown {
   if (value === null || !definition) return value;
-  const num = (v: string | number) => (typeof v === 'number' ? v : /^-?\d+(\.\d+)?$/.test(v.trim()) ? Number(v) : v);
+  const num = (v: string | number) => (typeof v === 'number' ? v : exactNumber(v.trim()) ?? v);
   if (definition.type === 'enumeration' && definition.multiple) {
     const parts = String(value).split(';').map((s) => s.trim()).filter((s) => s !== '');
     return parts.length === 0 ? null : parts.map(num);

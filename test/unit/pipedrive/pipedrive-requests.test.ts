@@ -36,6 +36,9 @@ describe('wireValue', () => {
     ['a number given as text as a number', '12.50', { type: 'number' as const }, 12.5],
     ['a string as it is', '0042', { type: 'string' as const }, '0042'],
     ['null as null', null, { type: 'number' as const }, null],
+    ['a number a double holds exactly, its zeros aside', '-007.250', { type: 'number' as const }, -7.25],
+    ['more digits than a double holds as the text itself, never rounded', '12345678901234567890', { type: 'number' as const }, '12345678901234567890'],
+    ['a fraction a double cannot hold as the text itself', '0.12345678901234567891', { type: 'number' as const }, '0.12345678901234567891'],
   ])('writes %s', (_name, value, definition, expected) => {
     expect(wireValue(value, definition)).toEqual(expected);
   });
