@@ -10,14 +10,12 @@
 import { parentMemoKey } from '../adapter.js';
 import { planBatches, type Batch } from '../batcher.js';
 import { ErrorCode, type CrmError } from '../errors.js';
-import type { OutcomeStatus } from '../outcome.js';
 import { PARENT_NOT_FOUND, parentOf, refsOf } from './defer.js';
-import { leftReport, leftToNewer, leftWhole } from './order.js';
 import { heldParents } from './parent-held.js';
-import { decodeMark } from './payloads.js';
 import { isLost, type GroupResult, type Suspicion } from './round.js';
 import { sendGroups, type BatchParents } from './send.js';
 import { completeEntries, failEntries, releaseEntries } from './settle.js';
+import { writtenGroup } from './written.js';
 import { WRITTEN, type Call, type Decided, type EngineContext, type Held } from './types.js';
 
 /** The memo key of a create group's parent. */
@@ -122,19 +120,6 @@ function refusedOnStaleParent(batch: Batch<Held>, results: readonly GroupResult[
   });
 }
 
-/**
- * A record upsert the CRM answered created although this ledger holds another CRM id for the
- * record (the mark its last confirmed write left, read with the claim of any of the group's
- * writes): the record was deleted in the CRM since and has been created again.
- */
-function recreatedFrom(group: readonly Held[], recordId: string): { previousId: string } | undefined {
-  for (const item of group) {
-    const previousId = item.mark === undefined ? null : decodeMark(item.mark).id;
-    if (previousId !== null && previousId !== recordId) return { previousId };
-  }
-  return undefined;
-}
-
 async function sendBatch(ctx: EngineContext, call: Call, batch: Batch<Held>, written: ReadonlyMap<string, string>): Promise<Sorted> {
   const { parents, fromLedger } = seedParents(ctx, batch, written);
   const seeded = { memo: new Map(parents.memo), absent: new Set(parents.absent) };
@@ -173,18 +158,9 @@ async function sendBatch(ctx: EngineContext, call: Call, batch: Batch<Held>, wri
   const out: Sorted = { done: [], failed: [], unsent: [], refused: [], lost: [], waiting: [], lookedAt: new Map() };
   batch.groups.forEach((group, g) => {
     const r = results[g]!;
-    // Of several actions on one record, those whose every value a newer one replaced are superseded;
-    // the first action that stands reports the record created.
-    const left = batch.op === 'upsert' && r.ok ? leftToNewer(group) : new Map<Held, never>();
-    const creator = group.findIndex((item) => !leftWhole(item, left.get(item)));
-    group.forEach((item, position) => {
-      if (isLost(r)) return void out.lost.push({ item, outcome: { key: item.key, status: 'in_flight', attempts } });
-      if (r.ok) {
-        // An activity belongs to its action alone (its key is on it): finding it means this action created it.
-        const status: OutcomeStatus = batch.op === 'create' || (r.created && position === creator) ? 'created' : leftWhole(item, left.get(item)) ? 'superseded' : 'updated';
-        const again = batch.op === 'upsert' && status === 'created' ? recreatedFrom(group, r.recordId) : undefined;
-        return void out.done.push({ item, outcome: { key: item.key, status, recordId: r.recordId, ...(again ? { recreated: again } : {}), ...leftReport(left.get(item)), attempts } });
-      }
+    if (isLost(r)) return void out.lost.push(...group.map((item) => ({ item, outcome: { key: item.key, status: 'in_flight' as const, attempts } })));
+    if (r.ok) return void out.done.push(...writtenGroup(batch.op, group, r, attempts));
+    group.forEach((item) => {
       const decided = { item, outcome: { key: item.key, status: 'failed' as const, error: r.error.toJSON(), attempts } };
       if (batch.op === 'create') out.lookedAt.set(decided, heldAbsentAt.get(parentKeyOf(group) ?? '') ?? ledgerStart);
       // Refused credentials wrote nothing: give the claims back instead of recording a failure.
