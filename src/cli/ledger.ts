@@ -76,7 +76,9 @@ export async function ledgerListCommand(flags: LedgerFlags & { status?: EntrySta
     const entries = await listEntries(ledger, { limit: flags.limit ?? 100, ...(flags.status ? { status: flags.status } : {}), ...(flags.after ? { after: flags.after } : {}) });
     for (const e of entries) {
       const error = decodeActionFailure(e.error)?.error.message;
-      process.stdout.write(`${JSON.stringify({ key: e.key, status: e.status, attempts: e.attempts, updatedAt: iso(e.updatedAt), ...(e.result ? { result: e.result } : {}), ...(error ? { error } : {}) })}\n`);
+      // Only a completed entry's result is one: an in-progress (or failed) entry's is its holder's note.
+      const result = e.result === null ? {} : e.status === 'completed' ? { result: e.result } : { note: e.result };
+      process.stdout.write(`${JSON.stringify({ key: e.key, status: e.status, attempts: e.attempts, updatedAt: iso(e.updatedAt), ...result, ...(error ? { error } : {}) })}\n`);
     }
     return ExitCode.ok;
   });

@@ -154,6 +154,12 @@ export function openLedger(url: string, options: OpenLedgerOptions = {}): Ledger
     fail: async (requests, now) => (await writable('fail')).fail(requests, now),
     release: async (requests, now) => (await writable('release')).release(requests, now),
     renew: async (requests, leaseMs, now) => (await writable('renew')).renew(requests, leaseMs, now),
+    // Every backend this opens keeps notes: offered before loading, as clock() is.
+    note: async (requests, now) => {
+      const b = await writable('note');
+      if (!b.note) throw new LedgerError(`${name} ledger keeps no notes`);
+      return b.note(requests, now);
+    },
     get: async (key) => (await ready()).get(key),
     // Every backend this opens has getMany; the engine claims every key of one that had not.
     getMany: async (keys) => {

@@ -11,6 +11,7 @@ import type {
   LedgerBackend,
   LedgerEntry,
   ListOptions,
+  NoteRequest,
   TokenRef,
   WindowAcquireRequest,
   WindowSettleRequest,
@@ -18,6 +19,7 @@ import type {
 } from './types.js';
 import { ClaimAction, decideClaim, takenEntry } from './decide-claim.js';
 import { decideWindow, type StoredSlot } from './decide-window.js';
+import { decodeJson, encodeNotes } from './kit/codec.js';
 
 const copy = (entry: LedgerEntry): LedgerEntry => structuredClone(entry);
 
@@ -104,6 +106,16 @@ export function memoryLedger(options: MemoryLedgerOptions = {}): LedgerBackend {
         const entry = fenced(r);
         if (!entry || (entry.leaseUntil ?? 0) <= now) return false;
         Object.assign(entry, { leaseUntil: now + leaseMs, updatedAt: now });
+        return true;
+      });
+    },
+    async note(requests: NoteRequest[], now) {
+      // As JSON text and back, so a note reads here as it does from the stores that keep text.
+      const notes = encodeNotes(requests);
+      return requests.map((r, i) => {
+        const entry = fenced(r);
+        if (!entry) return false;
+        Object.assign(entry, { result: decodeJson(notes[i]), updatedAt: now });
         return true;
       });
     },

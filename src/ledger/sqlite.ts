@@ -10,9 +10,9 @@ import { LedgerError } from '../errors.js';
 import type {
   EntryStatus,
   ClaimRequest, ClaimResult, CompleteRequest, FailRequest, LedgerBackend, LedgerEntry,
-  ListOptions, TokenRef, WindowAcquireRequest, WindowSettleRequest, WindowSlot,
+  ListOptions, NoteRequest, TokenRef, WindowAcquireRequest, WindowSettleRequest, WindowSlot,
 } from './types.js';
-import { ENTRY_COLUMNS, encodeJson, entryFromRow, entryFromValues, entryToRow, ledgerFailure, readOnlyRefusal, type EntryRow } from './kit/index.js';
+import { ENTRY_COLUMNS, encodeJson, encodeNotes, entryFromRow, entryFromValues, entryToRow, ledgerFailure, readOnlyRefusal, type EntryRow } from './kit/index.js';
 import { ClaimAction, decideClaim, takenEntry } from './decide-claim.js';
 import { decideWindow, type StoredSlot } from './decide-window.js';
 
@@ -251,7 +251,7 @@ export function sqliteLedger(options: SqliteLedgerOptions): LedgerBackend {
     return {
       name: 'sqlite',
       claim: refuse('claim'), complete: refuse('complete'), fail: refuse('fail'), release: refuse('release'),
-      renew: refuse('renew'), windowAcquire: refuse('windowAcquire'), windowSettle: refuse('windowSettle'), prune: refuse('prune'),
+      renew: refuse('renew'), note: refuse('note'), windowAcquire: refuse('windowAcquire'), windowSettle: refuse('windowSettle'), prune: refuse('prune'),
       ...reads,
     };
   }
@@ -286,6 +286,8 @@ function writableLedger(db: Database.Database, checkFile: () => void, reads: Rea
       WHERE key = ? AND token = ? AND status = 'in_progress'`),
     renew: db.prepare(`UPDATE entries SET lease_until = ?, updated_at = ?
       WHERE key = ? AND token = ? AND status = 'in_progress' AND lease_until > ?`),
+    note: db.prepare(`UPDATE entries SET result = ?, updated_at = ?
+      WHERE key = ? AND token = ? AND status = 'in_progress'`),
     // $old is null when prune got no olderThan; both statements use one condition so the floor covers every deleted token.
     raiseFloor: db.prepare(`UPDATE meta SET value = max(value, coalesce((SELECT max(token) FROM entries
       WHERE (expires_at IS NOT NULL AND expires_at <= $now) OR (status IN ('completed', 'failed') AND updated_at < $old)), 0))
@@ -366,6 +368,8 @@ function writableLedger(db: Database.Database, checkFile: () => void, reads: Rea
     reqs.map((r) => setMark(q.fail.run(encodeJson(r.error), now, r.key, r.token).changes === 1, r.mark)));
   const renewTx = batch('renew', (reqs: TokenRef[], now, leaseMs) =>
     reqs.map((r) => q.renew.run(now + leaseMs, now, r.key, r.token, now).changes === 1));
+  const noteTx = batch('note', (reqs: { r: NoteRequest; text: string }[], now) =>
+    reqs.map(({ r, text }) => q.note.run(text, now, r.key, r.token).changes === 1));
   const pruneTx = batch('prune', (olderThan: (number | undefined)[], now) => {
     const params = { now, old: olderThan[0] ?? null };
     q.raiseFloor.run(params);
@@ -395,6 +399,10 @@ function writableLedger(db: Database.Database, checkFile: () => void, reads: Rea
     fail: failTx,
     release: batch('release', (reqs: TokenRef[], now) => reqs.map((r) => q.release.run(now, now, r.key, r.token).changes === 1)),
     renew: (reqs, leaseMs, now) => renewTx(reqs, now, leaseMs),
+    note: async (reqs, now) => {
+      const texts = encodeNotes(reqs);
+      return noteTx(reqs.map((r, i) => ({ r, text: texts[i]! })), now);
+    },
     windowAcquire: batch('windowAcquire', (reqs: WindowAcquireRequest[], now) => reqs.map((r) => acquireOne(r, now))),
     windowSettle: batch('windowSettle', (reqs: WindowSettleRequest[], now) => {
       for (const r of reqs) {

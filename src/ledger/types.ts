@@ -4,9 +4,9 @@
  * Timeline of one key (t = the backend's `now` argument, never its own clock):
  *
  *   claim ──────────────► in_progress (token 1, lease until t0+lease)
- *     │ worker A does the expensive work
+ *     │ worker A does the expensive work (it may note what it started: note, token 1)
  *     │      ✗ A crashes (or stalls past its lease)
- *     │                 lease expires ─► claim by B: takeover, token 2, attempts+1
+ *     │                 lease expires ─► claim by B: takeover, token 2, attempts+1, A's note kept
  *     │                                  B completes with token 2 ─► completed (result kept)
  *     └─ A wakes up, completes with token 1 ─► refused (fenced): B's result stands
  *   completed ── retention (expiresAt) ──► prune() deletes it; the key is new again, and its
@@ -49,6 +49,11 @@ export interface LedgerEntry {
   leaseUntil: number | null;
   /** How many times the key was claimed. */
   attempts: number;
+  /**
+   * Completed: the stored result. In progress: the note its holder left (`note`), kept across a
+   * takeover for the next holder to follow up; null when none was left. Failed: what it held when
+   * it failed. A fresh entry (new, or past its retention) starts with null.
+   */
   result: Json | null;
   error: Json | null;
   createdAt: number;
@@ -138,6 +143,13 @@ export interface FailRequest {
   mark?: { id: string; value: string };
 }
 
+export interface NoteRequest {
+  key: string;
+  token: number;
+  /** Stored as the entry's `result` while it is in progress; JSON text as `complete` stores a result. */
+  note: Json;
+}
+
 export interface TokenRef {
   key: string;
   token: number;
@@ -184,6 +196,17 @@ export interface EntryStore {
   release(requests: TokenRef[], now: number): Promise<boolean[]>;
   /** Fenced: extend live leases (long jobs, the CLI's job lock). A lease that already ran out is not renewed. */
   renew(requests: TokenRef[], leaseMs: number, now: number): Promise<boolean[]>;
+  /**
+   * Fenced like complete: on an entry in progress with this token, store `note` as its `result`
+   * (the holder's note of work under way: what a holder that takes the claim over must follow up)
+   * and set updatedAt; status, token, lease, attempts, error and owner stay as they are. false
+   * when the entry is absent, settled or claimed with another token. One round trip; a key
+   * repeated in the batch is applied in order (the last accepted note stands). A note JSON cannot
+   * encode (undefined, a function, a bigint, a cycle) throws ValidationError and writes nothing.
+   * Optional: without it the engine does not start work that a takeover would have to follow
+   * (the Salesforce Bulk API lane).
+   */
+  note?(requests: NoteRequest[], now: number): Promise<boolean[]>;
   get(key: string): Promise<LedgerEntry | null>;
   /**
    * Read-only: the entries of `keys` (null where absent), in the order asked, in one round trip.

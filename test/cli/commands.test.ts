@@ -48,6 +48,25 @@ describe('crm-upsert commands', () => {
     expect(direct.stdout.split('\n').filter(Boolean)).toHaveLength(2000);
   });
 
+  it('lists an in-progress entry\'s note as its note, never as a result', async () => {
+    const dir = tempDir();
+    const url = `sqlite:${join(dir, 'ledger.db')}`;
+    const ledger = openLedger(url);
+    const now = Date.now();
+    const [held, done] = await ledger.claim(['v1:e:held', 'v1:e:done'].map((key) => ({ key, fingerprint: 'f', leaseMs: 60_000 })), now);
+    await ledger.note!([{ key: 'v1:e:held', token: held!.token!, note: { bulkJob: '750xx', uploaded: true } }], now);
+    await ledger.complete([{ key: 'v1:e:done', token: done!.token!, result: { status: 'created', recordId: '7' } }], now);
+    await ledger.close();
+
+    const listed = await runCli(['ledger', 'list', '--ledger', url]);
+    const lines = listed.stdout.trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
+    expect(lines).toEqual([
+      expect.objectContaining({ key: 'v1:e:done', status: 'completed', result: { status: 'created', recordId: '7' } }),
+      expect.objectContaining({ key: 'v1:e:held', status: 'in_progress', note: { bulkJob: '750xx', uploaded: true } }),
+    ]);
+    expect(lines[1]).not.toHaveProperty('result');
+  });
+
   it('prints the action JSON Schema', async () => {
     const result = await runCli(['schema']);
 

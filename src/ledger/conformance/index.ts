@@ -19,6 +19,7 @@ import { lookupSuite } from './lookup.js';
 import type { LedgerConformanceOptions, SuiteContext } from './harness.js';
 import { holdersSuite } from './holders.js';
 import { marksSuite } from './marks.js';
+import { notesSuite } from './notes.js';
 import { storageSuite } from './storage.js';
 import { windowSuite } from './window.js';
 
@@ -57,6 +58,7 @@ export function ledgerConformance(name: string, factory: () => Promise<LedgerBac
     lookupSuite(ctx);
     marksSuite(ctx);
     holdersSuite(ctx);
+    notesSuite(ctx);
     windowSuite(ctx);
     deadHoldersSuite(ctx);
     storageSuite(ctx);

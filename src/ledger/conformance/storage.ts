@@ -5,6 +5,16 @@ import { LedgerError } from '../../errors.js';
 import type { Json, LedgerBackend } from '../types.js';
 import { LEASE, T0, req, type SuiteContext } from './harness.js';
 
+/** JSON values a ledger must store and read back unchanged, as a result, an error or a note. */
+export const STORED_JSON: readonly [string, Json][] = [
+  ['a nested object', { id: '0031x000', props: { email: 'a@b.co', tags: ['x', 'y'], score: 12.5, ok: true, none: null }, list: [[1], [{ deep: { er: -3 } }]] }],
+  ['unicode text', { note: 'Grüße, 東京 🚀 — “quotes” \\ back\\slash\n\ttab', rtl: 'שלום', zeroWidth: 'a\u200bb' }],
+  ['a bare string', 'plain'],
+  ['a number', -1234567.891],
+  ['null', null],
+  ['an array', [1, 'two', false, null, { three: 3 }]],
+];
+
 export function storageSuite({ t, ledger, claimOne }: SuiteContext): void {
   const { describe, it, expect } = t;
   describe('clock and durability', () => {
@@ -36,6 +46,7 @@ export function storageSuite({ t, ledger, claimOne }: SuiteContext): void {
         ['fail', () => l.fail([{ key: 'k1', token: 1, error: 'x' }], T0)],
         ['release', () => l.release([{ key: 'k1', token: 1 }], T0)],
         ['renew', () => l.renew([{ key: 'k1', token: 1 }], LEASE, T0)],
+        ...(l.note ? [['note', () => l.note!([{ key: 'k1', token: 1, note: 'x' }], T0)] as [string, () => Promise<unknown>]] : []),
         ['windowAcquire', () => l.windowAcquire([{ id: 'w', owner: 'k1', ttlMs: LEASE }], T0)],
         ['windowSettle', () => l.windowSettle([{ id: 'w', owner: 'k1', ttlMs: null }], T0)],
         ['prune', () => l.prune(T0)],
@@ -79,15 +90,7 @@ export function storageSuite({ t, ledger, claimOne }: SuiteContext): void {
   }
 
   describe('stored JSON', () => {
-    const values: [string, Json][] = [
-      ['a nested object', { id: '0031x000', props: { email: 'a@b.co', tags: ['x', 'y'], score: 12.5, ok: true, none: null }, list: [[1], [{ deep: { er: -3 } }]] }],
-      ['unicode text', { note: 'Grüße, 東京 🚀 — “quotes” \\ back\\slash\n\ttab', rtl: 'שלום', zeroWidth: 'a\u200bb' }],
-      ['a bare string', 'plain'],
-      ['a number', -1234567.891],
-      ['null', null],
-      ['an array', [1, 'two', false, null, { three: 3 }]],
-    ];
-
+    const values = STORED_JSON;
     for (const [label, value] of values) it(`round-trips ${label} as a result`, async () => {
       const { token } = await claimOne(req('k1'), T0);
       await ledger().complete([{ key: 'k1', token: token!, result: value }], T0 + 1);

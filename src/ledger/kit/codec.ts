@@ -3,7 +3,8 @@
  * in SQLite, Postgres and the Redis scripts' replies, with `result` and `error` as JSON text.
  * Drivers hand numbers back as numbers (SQLite), strings (Postgres bigint, Redis) or null.
  */
-import type { EntryStatus, Json, LedgerEntry } from '../types.js';
+import { ValidationError } from '../../errors.js';
+import type { EntryStatus, Json, LedgerEntry, NoteRequest } from '../types.js';
 
 /** The stored columns of an entry, in the order `entryFromValues` reads them. */
 export const ENTRY_COLUMNS = [
@@ -27,6 +28,23 @@ const numOrNull = (v: unknown): number | null => (missing(v) ? null : Number(v))
 /** JSON text as stored; null and undefined (no value) stay null. */
 export const decodeJson = (text: unknown): Json | null => (missing(text) ? null : (JSON.parse(String(text)) as Json));
 export const encodeJson = (value: Json): string => JSON.stringify(value);
+
+/**
+ * The JSON text of every note of a batch, checked before anything is written: a note JSON cannot
+ * encode would otherwise be stored as nothing (undefined), or fail one backend's driver halfway.
+ */
+export function encodeNotes(requests: readonly NoteRequest[]): string[] {
+  return requests.map((r, i) => {
+    let text: string | undefined;
+    try {
+      text = JSON.stringify(r.note) as string | undefined;
+    } catch (err) {
+      throw new ValidationError([{ path: `[${i}].note`, message: `is not JSON: ${(err as Error).message}` }], { cause: err });
+    }
+    if (text === undefined) throw new ValidationError([{ path: `[${i}].note`, message: `is not JSON: ${typeof r.note}` }]);
+    return text;
+  });
+}
 
 /** An entry from its stored values in `ENTRY_COLUMNS` order (a missing `owner`: a table from before owners). */
 export function entryFromValues(values: readonly unknown[]): LedgerEntry {

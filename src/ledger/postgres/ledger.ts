@@ -3,10 +3,10 @@ import type { Pool } from 'pg';
 import { LedgerError } from '../../errors.js';
 import { missingDriverMessage, PEERS, requireOptional } from '../../optional-package.js';
 import { ClaimAction, decideClaim } from '../decide-claim.js';
-import { connect, encodeJson, entryFromRow, ledgerFailure, readOnlyRefusal } from '../kit/index.js';
+import { connect, encodeJson, encodeNotes, entryFromRow, ledgerFailure, readOnlyRefusal } from '../kit/index.js';
 import type {
   ClaimHolder, ClaimRequest, ClaimResult, CompleteRequest, EntryStatus, FailRequest, LedgerBackend, LedgerEntry,
-  ListOptions, TokenRef, WindowAcquireRequest, WindowSettleRequest, WindowSlot,
+  ListOptions, NoteRequest, TokenRef, WindowAcquireRequest, WindowSettleRequest, WindowSlot,
 } from '../types.js';
 import type { PgQueryable, PostgresLedgerOptions } from './options.js';
 import { migrate, tables } from './migrate.js';
@@ -67,6 +67,25 @@ function once<R extends TokenRef>(reqs: R[]): { unique: R[]; answer: (rows: Row[
     answer: (rows) => {
       const done = new Set(rows.map((row) => pair(row.key, row.token)));
       return reqs.map((r, i) => firsts.get(pair(r.key, r.token)) === i && done.has(pair(r.key, r.token)));
+    },
+  };
+}
+
+/**
+ * Only the last note per (key, token) in one batch is sent: an UPDATE meets each row once, and a
+ * note leaves the entry's fencing as it was, so every repeat is answered as that one is.
+ */
+function lastNotes(reqs: NoteRequest[], texts: string[]): { keys: string[]; tokens: number[]; notes: string[]; answer: (rows: Row[]) => boolean[] } {
+  const lasts = new Map<string, number>();
+  reqs.forEach((r, i) => lasts.set(pair(r.key, r.token), i));
+  const sent = [...lasts.values()];
+  return {
+    keys: sent.map((i) => reqs[i]!.key),
+    tokens: sent.map((i) => reqs[i]!.token),
+    notes: sent.map((i) => texts[i]!),
+    answer: (rows) => {
+      const done = new Set(rows.map((row) => pair(row.key, row.token)));
+      return reqs.map((r) => done.has(pair(r.key, r.token)));
     },
   };
 }
@@ -189,6 +208,13 @@ export function postgresLedger(options: PostgresLedgerOptions): LedgerBackend {
     release: (reqs: TokenRef[], now) => fenced('release', sql.release, reqs, () => [now]),
 
     renew: (reqs: TokenRef[], leaseMs, now) => fenced('renew', sql.renew, reqs, () => [now, Math.round(leaseMs)]),
+
+    note: async (reqs: NoteRequest[], now) => {
+      const texts = encodeNotes(reqs);
+      if (reqs.length === 0) return [];
+      const { keys, tokens, notes, answer } = lastNotes(reqs, texts);
+      return answer(await run('note', sql.note, [keys, tokens, notes, now]));
+    },
 
     get: async (key) => {
       const rows = await read('get', sql.get, [key]);

@@ -155,6 +155,7 @@ export function statements(t: Tables, readOnly: boolean) {
     fail: failSql,
     release: update('lease_until = $3::bigint, updated_at = $3::bigint'),
     renew: update('lease_until = $3::bigint + $4::bigint, updated_at = $3::bigint', '', ' AND e.lease_until > $3::bigint'),
+    note: update('result = i.v::json, updated_at = $4::bigint', ', $3::text[]'),
     get: `SELECT ${readCols} FROM ${t.entries} e WHERE key = $1`,
     // Not `key = ANY($1)`: for a long array the planner prices each element as a filter and may
     // scan the whole table; a set from unnest is joined to the primary key, one probe per key.

@@ -2,10 +2,10 @@
 import type { Redis } from 'ioredis';
 import { LedgerError } from '../../errors.js';
 import { missingDriverMessage, PEERS, requireOptional } from '../../optional-package.js';
-import { connect, encodeJson, entryFromValues, ledgerFailure, readOnlyRefusal } from '../kit/index.js';
+import { connect, encodeJson, encodeNotes, entryFromValues, ledgerFailure, readOnlyRefusal } from '../kit/index.js';
 import type {
   ClaimHolder, ClaimRequest, ClaimResult, CompleteRequest, EntryStatus, FailRequest, LedgerBackend, LedgerEntry,
-  ListOptions, TokenRef, WindowAcquireRequest, WindowSettleRequest, WindowSlot,
+  ListOptions, NoteRequest, TokenRef, WindowAcquireRequest, WindowSettleRequest, WindowSlot,
 } from '../types.js';
 import { durabilityProbe } from './durability.js';
 import type { RedisLedgerOptions } from './options.js';
@@ -114,6 +114,11 @@ export function redisLedger(options: RedisLedgerOptions): LedgerBackend {
 
     renew: async (reqs: TokenRef[], leaseMs, now) => (reqs.length === 0 ? [] : flags(await batch('renew', 'crmUpsertLedgerRenew', now,
       reqs.map((r) => [r.key, r.token]), Math.round(leaseMs)))),
+
+    note: async (reqs: NoteRequest[], now) => {
+      const texts = encodeNotes(reqs);
+      return reqs.length === 0 ? [] : flags(await batch('note', 'crmUpsertLedgerNote', now, reqs.map((r, i) => [r.key, r.token, texts[i]!])));
+    },
 
     windowAcquire: async (reqs: WindowAcquireRequest[], now) => {
       if (reqs.length === 0) return [];

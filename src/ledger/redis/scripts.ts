@@ -157,6 +157,9 @@ const RENEW = fencedScript(`    redis.call('HSET', ek, 'lease', later(leaseMs), 
   also: " and (tonumber(redis.call('HGET', ek, 'lease')) or 0) > now",
 });
 
+// A takeover keeps 'res' (the claim script rewrites only the claim's fields): the next holder reads the note.
+const NOTE = fencedScript(`    redis.call('HSET', ek, 'res', r[3], 'ua', NOW)`);
+
 /** decideWindow in Lua. */
 const WINDOW_ACQUIRE = `${PRELUDE}
 for i, r in ipairs(reqs) do
@@ -296,6 +299,7 @@ export const SCRIPTS = {
   crmUpsertLedgerFail: FAIL,
   crmUpsertLedgerRelease: RELEASE,
   crmUpsertLedgerRenew: RENEW,
+  crmUpsertLedgerNote: NOTE,
   crmUpsertLedgerWindowAcquire: WINDOW_ACQUIRE,
   crmUpsertLedgerWindowSettle: WINDOW_SETTLE,
   crmUpsertLedgerGetMany: GET_MANY,

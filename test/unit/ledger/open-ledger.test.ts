@@ -33,6 +33,9 @@ describe('openLedger', () => {
     expect(await ledger.readMarks!(['h', 'other'])).toEqual(['k', null]);
     const [second] = await ledger.claim([{ key: 'k2', fingerprint: 'f', leaseMs: 1000, holds: 'h' }], T0);
     expect(second!.holder).toEqual({ key: 'k', status: 'in_progress', leaseUntil: T0 + 1000 });
+    // The holder's note, fenced by its token, reaches the backend through the wrapper.
+    expect(await ledger.note!([{ key: 'k', token: 1, note: { bulkJob: '750xx' } }, { key: 'k', token: 2, note: 'stale' }], T0 + 1)).toEqual([true, false]);
+    expect(await ledger.get('k')).toMatchObject({ status: 'in_progress', token: 1, result: { bulkJob: '750xx' }, updatedAt: T0 + 1 });
     await ledger.close();
   });
 
@@ -104,6 +107,7 @@ describe('openLedger', () => {
       expect(await ledger.list()).toEqual([]);
       await expect(ledger.claim([{ key: 'k', fingerprint: 'f', leaseMs: 1000 }], T0)).rejects.toThrow(/read-only/);
       await expect(ledger.prune(T0)).rejects.toBeInstanceOf(LedgerError);
+      await expect(ledger.note!([{ key: 'k', token: 1, note: 1 }], T0)).rejects.toThrow(/read-only/);
       await ledger.close();
       expect(readdirSync(dir)).toEqual([]);
     } finally {
