@@ -144,6 +144,59 @@ export type WriteResult =
   | { ok: true; recordId: string; created: boolean }
   | { ok: false; error: CrmError };
 
+/** A Bulk job the engine recorded with the claims of its rows, followed by whoever takes those claims over. */
+export interface BulkJobRef {
+  id: string;
+  /** The upload of the job's data was answered: the job holds every row it was created for. */
+  uploaded: boolean;
+}
+
+/**
+ * One row's end in a Bulk job, by external id: written, refused (the CRM's per-row error), or
+ * `unprocessed`: the job ended (aborted, failed whole, never closed) before this row, which
+ * was not written and may be sent again.
+ */
+export type BulkRowResult = WriteResult | { ok: false; unprocessed: true; reason: string };
+
+/** What the engine does around a Bulk job's requests. */
+export interface BulkHooks {
+  /**
+   * Awaited once a job exists and before its data is uploaded, with the external ids of its rows:
+   * the engine records the job with their claims. A throw (a claim lost, the ledger down) stops the
+   * upsert there: the lane aborts the job (nothing of it is processed) and rethrows.
+   */
+  onJob(job: BulkJobRef, externalIds: readonly string[]): Promise<void>;
+  /** Awaited after the upload was answered and before the job is closed (processing starts). */
+  onUploaded(job: BulkJobRef, externalIds: readonly string[]): Promise<void>;
+}
+
+/**
+ * An asynchronous bulk ingest (Salesforce Bulk API 2.0): upserts of one object by external id in
+ * a few large jobs instead of many batch calls. Optional: the engine uses it for a call carrying at
+ * least `minRecords` upserts of an object it `accepts` (or every one, when asked to), and to follow
+ * a job recorded with claims it takes over; everything else goes through `upsertRecords`.
+ */
+export interface BulkLane {
+  /** Fewest upserts of one object in one call that go through the lane when the choice is automatic. */
+  readonly minRecords: number;
+  /** Whether upserts of this record object can go through the lane. */
+  accepts(object: string): boolean;
+  /**
+   * Upsert these records (one per external id) in as many jobs as the CRM's limits need, one after
+   * another; `hooks` around each. Every write's end by external id; a write that failed before any
+   * request (no external id, a link the config does not allow) is answered without being sent.
+   * Throws when a job could not be run to its end; what was recorded with `onJob` is followed later.
+   */
+  upsert(object: string, writes: readonly RecordWrite[], hooks: BulkHooks): Promise<Map<string, BulkRowResult>>;
+  /**
+   * Follow a job recorded earlier (by a process that may have died at any point): a job still Open
+   * is closed when its upload was answered and aborted otherwise (its rows then all unprocessed);
+   * then it is awaited and its rows' ends read, by external id. A row with no end in a finished
+   * job is absent from the map. Throws a CrmError when the job cannot be read.
+   */
+  follow(object: string, job: BulkJobRef): Promise<Map<string, BulkRowResult>>;
+}
+
 export interface CrmAdapter {
   /** Vendor name used in messages and the dedupe identity: `hubspot`, `salesforce`. */
   readonly name: string;
@@ -186,6 +239,9 @@ export interface CrmAdapter {
 
   /** Turn anything the client threw into a classified, secret-free CrmError. */
   classifyError(err: unknown): CrmError;
+
+  /** Large upserts through the CRM's bulk ingest (Salesforce Bulk API 2.0); absent where there is none. */
+  readonly bulkLane?: BulkLane;
 
   /** HTTP requests sent so far (for reports: "the second run made 0 API calls"). */
   apiCalls(): number;

@@ -13,6 +13,7 @@ import {
 } from './salesforce-errors.js';
 import { resolveSalesforceOptions, type SalesforceAdapterOptions, type SalesforceConnection, type SalesforceHttpRequest, type SalesforceObjectConfig } from './salesforce-options.js';
 import { salesforceBulk, type SalesforceBulk } from './salesforce-bulk.js';
+import { salesforceBulkLane } from './salesforce-bulk-lane.js';
 import { activityLookups, activityValues, apiBase, collectionBody, collectionUrl, linkTargets, numericFields, recordJson, recordValues } from './salesforce-requests.js';
 import type { DescribeResult } from './salesforce-fields.js';
 import { MAX_WHERE_STRING, salesforceReads } from './salesforce-reads.js';
@@ -78,7 +79,7 @@ export interface SalesforceAdapter extends CrmAdapter {
   describeSObject(sobject: string): Promise<DescribeResult>;
   /**
    * Bulk API 2.0 ingest jobs through the same request path (salesforce-bulk.ts): upsert rows by
-   * external id in jobs, or follow a job known by its id. Not used by sync yet.
+   * external id in jobs, or follow a job known by its id. The engine's bulk lane (`bulkLane`) runs on it.
    */
   readonly bulk: SalesforceBulk;
 }
@@ -269,25 +270,28 @@ export function salesforceAdapter(options: SalesforceAdapterOptions): Salesforce
     }
   }
 
+  const bulk = salesforceBulk((req, o) => send(req, {}, undefined, o?.text), opts.apiVersion, opts.bulk);
+
   return {
     name: VENDOR,
     capabilities: { maxBatch: MAX_BATCH, nativeActivityUpsert: true },
     objects,
     connection: conn,
     describeSObject: (sobject: string) => send<DescribeResult>({ method: 'GET', url: `${base}/sobjects/${encodeURIComponent(sobject)}/describe` }),
-    bulk: salesforceBulk((req, o) => send(req, {}, undefined, o?.text), opts.apiVersion, opts.bulk),
+    bulk,
+    bulkLane: salesforceBulkLane({ bulk, objects: opts.objects, targets, minRecords: opts.bulk?.minRecords, onProgress: opts.bulk?.onProgress, refuse: refuseRecord }),
 
     async upsertRecords(object: string, writes: RecordWrite[], context?: BatchContext): Promise<WriteResult[]> {
       const s = spec(object, 'record');
       checkBatch(writes);
       const present = await stillThere(s, writes);
       const prepare = (w: RecordWrite): Prepared<RecordWrite> => {
-        if (w.externalId === '' || w.externalId === undefined || w.externalId === null) return { fail: missingValue(`${s.sobject}.${s.externalIdField}`) };
+        const refused = refuseRecord(object, s, w);
+        if (refused) return { fail: refused };
         if (present && w.knownId !== undefined && !present.has(w.externalId)) {
           return { fail: recordGoneError(VENDOR, `${object} ${JSON.stringify(w.externalId)}`, w.knownId, `no ${s.sobject} has ${s.externalIdField}=${w.externalId}`) };
         }
-        const stray = (w.links ?? []).find((l) => s.links?.[l.object] === undefined);
-        return stray ? { fail: linkNotConfigured(object, 'links', stray) } : { send: w };
+        return { send: w };
       };
       // Links travel inline as external-id references: no request beyond the upsert itself.
       return writeInOrder(writes, prepare, (sent) =>
@@ -395,6 +399,13 @@ function toWriteResult(r: CollectionResult | undefined, sent: SentRecord): Write
     return { ok: false, error: new CrmError('Salesforce reported success without a record id', { vendor: VENDOR, kind: CrmErrorKind.transient, ambiguous: true }) };
   }
   return { ok: false, error: recordError(r.errors, sent) };
+}
+
+/** Why a record write cannot be sent at all: no external id, or a link the config gives no lookup field. */
+function refuseRecord(object: string, s: Extract<SalesforceObjectConfig, { kind: 'record' }>, w: RecordWrite): CrmError | undefined {
+  if (w.externalId === '' || w.externalId === undefined || w.externalId === null) return missingValue(`${s.sobject}.${s.externalIdField}`);
+  const stray = (w.links ?? []).find((l) => s.links?.[l.object] === undefined);
+  return stray ? linkNotConfigured(object, 'links', stray) : undefined;
 }
 
 const sameRef = (a: LinkRef, b: LinkRef) => a.object === b.object && a.externalId === b.externalId;

@@ -77,6 +77,8 @@ export interface BulkUpsertInput {
    * stopped at any later point can resume the job instead of uploading the rows again.
    */
   onJob?: (job: BulkJobInfo, externalIds: readonly string[]) => void | Promise<void>;
+  /** Called after each job's upload was answered and before the job is closed (processing starts). */
+  onUploaded?: (job: BulkJobInfo, externalIds: readonly string[]) => void | Promise<void>;
   /** Called after each job-info read. */
   onPoll?: (job: BulkJobInfo) => void;
 }
@@ -214,7 +216,7 @@ export function salesforceBulk(send: BulkSend, apiVersion: string, options: Sale
       return { job, outcomes: matchResults(job, key, await bulk.results(job)) };
     },
 
-    async upsert({ object, externalIdFieldName, rows, onJob, onPoll }) {
+    async upsert({ object, externalIdFieldName, rows, onJob, onUploaded, onPoll }) {
       const columns = columnsOf(rows, externalIdFieldName);
       const externalIds = checkedIds(rows, externalIdFieldName);
       const header = `${csvLine(columns)}\n`;
@@ -223,8 +225,15 @@ export function salesforceBulk(send: BulkSend, apiVersion: string, options: Sale
       for (const chunk of chunks(header, rowLines, o.maxUploadBytes, externalIds)) {
         const ids = chunk.map((i) => externalIds[i]!);
         const created = await bulk.createJob({ object, operation: 'upsert', externalIdFieldName });
-        await onJob?.(created, ids);
-        await bulk.upload(created.id, header + chunk.map((i) => rowLines[i]!).join(''));
+        try {
+          await onJob?.(created, ids);
+          await bulk.upload(created.id, header + chunk.map((i) => rowLines[i]!).join(''));
+          await onUploaded?.(created, ids);
+        } catch (err) {
+          // Never closed, the job processes nothing: abort it so that it does not linger Open (best effort).
+          await bulk.abort(created.id).catch(() => undefined);
+          throw err;
+        }
         const closed = await bulk.close(created.id);
         const job = await bulk.waitForJob(created.id, { after: closed, onPoll });
         result.jobs.push(job);

@@ -29,6 +29,28 @@ export interface SalesforceBulkOptions {
   readRetries?: number;
   /** How to wait (tests inject one that does not). Default: a timer. */
   sleep?: (ms: number) => Promise<void>;
+  /**
+   * Fewest upserts of one object in one call that `sync` (and `applyMany` with `bulk: 'auto'`)
+   * sends through a Bulk API 2.0 job instead of sObject Collections. Default 2,000 (Salesforce's
+   * own advice for when Bulk API 2.0 pays).
+   */
+  minRecords?: number;
+  /** Called as each job of the bulk lane moves: created, uploaded, each poll, finished (the CLI prints a progress line). */
+  onProgress?: (progress: BulkProgress) => void;
+}
+
+/** Where one job of the bulk lane stands. */
+export interface BulkProgress {
+  /** The logical object and the job. */
+  object: string;
+  jobId: string;
+  /** The job's state as last read (`Open` until it is closed). */
+  state: string;
+  /** Rows uploaded into the job (0 before its upload was answered). */
+  uploaded: number;
+  /** Rows Salesforce has processed so far, and of those failed. */
+  processed: number;
+  failed: number;
 }
 
 /**
@@ -76,7 +98,7 @@ export interface SalesforceAdapterOptions {
    * (field names are checked, values are not).
    */
   fieldDefinitions?: FieldDefinitionsFile | string;
-  /** Bulk API 2.0 client (`adapter.bulk`): poll interval and backoff, timeout, upload size limit. Defaults in SalesforceBulkOptions. */
+  /** Bulk API 2.0 (`adapter.bulk`, and the bulk lane of sync): when it is used, poll interval and backoff, timeout, upload size limit, progress. Defaults in SalesforceBulkOptions. */
   bulk?: SalesforceBulkOptions;
 }
 
@@ -113,6 +135,8 @@ const optionsSchema = z.strictObject({
       timeoutMs: z.number().int().min(0).optional(),
       maxUploadBytes: z.number().int().positive().optional(),
       readRetries: z.number().int().min(0).optional(),
+      minRecords: z.number().int().min(1).optional(),
+      onProgress: z.custom<(p: BulkProgress) => void>((v) => typeof v === 'function', 'must be a function').optional(),
       sleep: z.custom<(ms: number) => Promise<void>>((v) => typeof v === 'function', 'must be a function').optional(),
     })
     .optional(),

@@ -31,7 +31,7 @@ import { heldOrPossiblyWritten, lookUpAhead, readsAhead } from './claim.js';
 import { knownParents, refsOf } from './defer.js';
 import { prepareAll, reported } from './prepare.js';
 import { repeatOutcome, splitRepeats } from './repeats.js';
-import type { EngineContext, Planned } from './types.js';
+import type { BulkMode, EngineContext, Planned } from './types.js';
 
 export interface ApplyEachOptions {
   /** Inputs read (and looked up) at a time, and actions that need a claim per call. Default 500. */
@@ -47,6 +47,14 @@ export interface ApplyEachOptions {
   deferUnknownParents?: boolean;
   /** Creates held back at most; beyond, the oldest `batchSize` of them go out (their parents read). Default 20,000. */
   maxDeferred?: number;
+  /**
+   * Whether upserts go through the adapter's bulk lane (`applyMany`'s `bulk`). With a lane and
+   * `auto` or `always`, calls are sized for it: upserts wait until `bulkCallSize` of them need a
+   * claim (or the walk ends), so that one call carries as many rows as one job takes.
+   */
+  bulk?: BulkMode;
+  /** Actions per call while the bulk lane is in use (at least `batchSize`). Default 50,000. */
+  bulkCallSize?: number;
 }
 
 /** Outcomes by input index: what one step of `applyEach` settled. */
@@ -61,6 +69,8 @@ export const DEFAULT_EACH_BATCH = 500;
 export type RunLooked = (leaders: readonly Planned[], defer?: (indexes: readonly number[]) => void) => Promise<Map<number, Outcome>>;
 
 export const DEFAULT_MAX_DEFERRED = 20_000;
+
+export const DEFAULT_BULK_CALL = 50_000;
 
 /**
  * How many of `waiting` actions the next call takes, or 0 to wait for more. At least `batchSize`;
@@ -128,6 +138,11 @@ export async function* applyEachSteps(
   const batchSize = options.batchSize ?? DEFAULT_EACH_BATCH;
   if (!(Number.isInteger(batchSize) && batchSize >= 1)) throw new RangeError('applyEach: batchSize must be a positive integer');
   const maxDeferred = options.maxDeferred ?? DEFAULT_MAX_DEFERRED;
+  // With a bulk lane, a call carries as many upserts as a job should: cut at batchSize, a backfill
+  // would go out as many calls each too small for the lane.
+  const bulkCall = options.bulkCallSize ?? DEFAULT_BULK_CALL;
+  if (!(Number.isInteger(bulkCall) && bulkCall >= 1)) throw new RangeError('applyEach: bulkCallSize must be a positive integer');
+  const callSize = ctx.adapter.bulkLane && ctx.ledger.note && options.bulk !== 'never' ? Math.max(batchSize, bulkCall) : batchSize;
   if (!(Number.isInteger(maxDeferred) && maxDeferred >= 1)) throw new RangeError('applyEach: maxDeferred must be a positive integer');
   // Creates a holder may have written (or still holds) are looked up before they are sent: kept
   // apart, they fill batches of their own, one lookup each, instead of adding one to every batch.
@@ -164,7 +179,7 @@ export async function* applyEachSteps(
     if (read.length < batchSize) continue;
     const before = calls;
     yield await look();
-    const taken = callTake(work.length, batchSize, ctx.concurrency, ctx.adapter.capabilities.maxBatch);
+    const taken = callTake(work.length, callSize, ctx.concurrency, ctx.adapter.capabilities.maxBatch);
     if (taken > 0) yield await send(work.splice(0, taken));
     if (held.length >= batchSize) yield await send(held.splice(0));
     if (!later) continue;

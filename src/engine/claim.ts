@@ -17,6 +17,7 @@ import { extend } from '../extend.js';
 import type { ClaimRequest, ClaimResult, LedgerEntry } from '../ledger/types.js';
 import { ownerId } from '../owner.js';
 import type { Outcome } from '../outcome.js';
+import { inheritedJob } from './bulk-note.js';
 import { claimKeys } from './claim-keys.js';
 import { holderIdOf } from './parent-held.js';
 import { decodeActionFailure, decodeActionResult, decodeMark } from './payloads.js';
@@ -135,7 +136,8 @@ export async function claimStage(ctx: EngineContext, call: Call, all: readonly P
     const marked = claim.mark === undefined ? {} : item.markId !== undefined ? { mark: claim.mark } : parentIdOf(claim.mark);
     const dead = claim.deadSeenAt !== undefined ? { deadSeenAt: claim.deadSeenAt } : {};
     const holder = claim.holder && item.markId !== undefined ? { holder: claim.holder } : {};
-    held.push(extend(item, { token: claim.token!, entryAttempts: claim.entry.attempts, recovered, ...marked, ...dead, ...holder }));
+    const job = item.op === 'upsert' ? inheritedJob(claim.entry) : undefined;
+    held.push(extend(item, { token: claim.token!, entryAttempts: claim.entry.attempts, recovered, ...marked, ...dead, ...holder, ...(job ? { bulkJob: job } : {}) }));
   });
   // Long calls (rate limits, model calls, slow CRMs) keep every claim alive while we work.
   call.keeper.hold(held.map((i) => ({ key: i.key, token: i.token })));

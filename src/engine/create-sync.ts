@@ -30,7 +30,7 @@ import { parentMemo } from './parents.js';
 import { quotaPause } from './quota.js';
 import { repeatOutcome, sharedKeyClashes, splitRepeats, type SharedKeys } from './repeats.js';
 import { completeEntries, failEntries } from './settle.js';
-import type { Call, Decided, EngineContext, Planned } from './types.js';
+import type { BulkMode, Call, Decided, EngineContext, Planned } from './types.js';
 import { unchangedStage } from './unchanged.js';
 import { windowStage } from './window.js';
 import { orderStage } from './order.js';
@@ -55,6 +55,13 @@ export interface ApplyManyOptions {
    * other model text is in another call. Identical actions are one action either way.
    */
   sharedKeys?: SharedKeys;
+  /**
+   * Whether upserts go through the adapter's bulk lane (Salesforce Bulk API 2.0; docs/salesforce.md).
+   * `auto` (default): an object's upserts in this call that reach the lane's `minRecords` (2,000 on
+   * Salesforce); `always`: every upsert of an object the lane takes; `never`: none. A job an
+   * earlier holder of a claim recorded is followed whatever this says. Without a lane: no effect.
+   */
+  bulk?: BulkMode;
 }
 
 export interface SyncOptions {
@@ -242,6 +249,7 @@ const orderedBy = (ctx: EngineContext, { item, outcome }: Decided): Outcome =>
  */
 export interface CallOptions {
   lookedUp?: boolean;
+  bulk?: BulkMode;
   defer?: (indexes: readonly number[]) => void;
 }
 
@@ -256,7 +264,7 @@ async function runCall(ctx: EngineContext, leaders: readonly Planned[], options:
   try {
     const writesCreates = leaders.some((i) => i.op === 'create');
     const verifyAll = writesCreates && (await ctx.verifiesEveryCreate());
-    const call: Call = { keeper, verifyAll, verifyBefore: writesCreates && !verifyAll ? await ctx.verifiesBefore() : -Infinity };
+    const call: Call = { keeper, verifyAll, verifyBefore: writesCreates && !verifyAll ? await ctx.verifiesBefore() : -Infinity, bulk: options.bulk ?? 'auto' };
     const claimed = await claimStage(ctx, call, leaders, options.lookedUp);
     const hold = await recordHoldStage(ctx, call, claimed.held);
     const windowed = await windowStage(ctx, call, hold.held);
@@ -280,11 +288,11 @@ export function createSync(options: SyncOptions): Sync {
   const ctx = engineContext(options, telemetry);
   const { adapter, ledger } = ctx;
 
-  async function applyInternal(inputs: readonly unknown[], stored?: readonly (StoredKey | undefined)[], sharedKeys: SharedKeys = 'reject'): Promise<Outcome[]> {
+  async function applyInternal(inputs: readonly unknown[], stored?: readonly (StoredKey | undefined)[], sharedKeys: SharedKeys = 'reject', bulk?: BulkMode): Promise<Outcome[]> {
     const prepared = prepareAll(ctx, inputs, stored);
     const { pass: planned, clashed } = sharedKeys === 'reject' ? sharedKeyClashes(prepared.planned) : { pass: prepared.planned, clashed: [] };
     const { leaders, repeats } = splitRepeats(planned);
-    const decided = await runCall(ctx, leaders);
+    const decided = await runCall(ctx, leaders, { bulk });
     const outcomes = prepared.rejected;
     for (const { item, outcome } of clashed) outcomes[item.index] = reported(item, outcome);
     for (const item of leaders) outcomes[item.index] = reported(item, decided.get(item.index)!);
@@ -305,9 +313,9 @@ export function createSync(options: SyncOptions): Sync {
     return out;
   });
 
-  const applyOneSet = telemetry.applyMany((inputs: readonly unknown[]) => applyInternal(inputs));
-  const applyDeliveries = telemetry.applyMany((inputs: readonly unknown[]) => applyInternal(inputs, undefined, 'replay'));
-  const applyMany = (inputs: readonly unknown[], many: ApplyManyOptions = {}) => (many.sharedKeys === 'replay' ? applyDeliveries(inputs) : applyOneSet(inputs));
+  const applyOneSet = telemetry.applyMany((inputs: readonly unknown[], bulk?: BulkMode) => applyInternal(inputs, undefined, 'reject', bulk));
+  const applyDeliveries = telemetry.applyMany((inputs: readonly unknown[], bulk?: BulkMode) => applyInternal(inputs, undefined, 'replay', bulk));
+  const applyMany = (inputs: readonly unknown[], many: ApplyManyOptions = {}) => (many.sharedKeys === 'replay' ? applyDeliveries(inputs, many.bulk) : applyOneSet(inputs, many.bulk));
   // Each step is one apply_many span: its outcomes are counted once, where they were settled.
   const step = async (fn: () => Promise<Settled>): Promise<Settled> => {
     let settled: Settled = [];
@@ -315,7 +323,7 @@ export function createSync(options: SyncOptions): Sync {
     return settled;
   };
   const applyEach = (actions: Iterable<unknown> | AsyncIterable<unknown>, each: ApplyEachOptions = {}) =>
-    applyEachSteps(ctx, (leaders, defer) => runCall(ctx, leaders, { lookedUp: true, defer }), actions, each, step);
+    applyEachSteps(ctx, (leaders, defer) => runCall(ctx, leaders, { lookedUp: true, defer, bulk: each.bulk }), actions, each, step);
   const read = (object: string, ids: readonly string[], readOptions?: ReadOptions) => readRecords(ctx, object, ids, readOptions);
   const { once, handle } = guardedSteps({ ledger, applyMany, read, leaseMs: ctx.leaseMs, retentionMs: ctx.retentionMs, clock: ctx.clock, sleep: options.sleep ?? realSleep, lingerMs: options.onceLingerMs });
   const sha = (value: unknown) => digest('sha256', JSON.stringify(value), 'base64url').slice(0, 32);

@@ -8,7 +8,7 @@
  */
 import type { Normalized } from '../../schemas/values.js';
 import type { Action } from '../../schemas/action.js';
-import type { CrmAdapter, Fields } from '../adapter.js';
+import type { BulkJobRef, CrmAdapter, Fields } from '../adapter.js';
 import type { DedupeWindow, HeldSlot } from '../dedupe-window.js';
 import type { LeaseKeeper } from './lease-keeper.js';
 import type { LedgerClock } from '../ledger/clock.js';
@@ -71,6 +71,11 @@ export interface Held extends Planned {
   readonly leftByTime?: LeftToNewer;
   /** The pending dedupe-window slot this item holds. */
   readonly slot?: HeldSlot;
+  /**
+   * Upserts: the Bulk job an earlier holder of this claim recorded it in (and did not settle):
+   * followed, never uploaded again (bulk.ts).
+   */
+  readonly bulkJob?: BulkJobRef;
   /**
    * Keyless creates: the keys of dead holders of pending window slots this one passed over
    * (identical creates in the window that may have committed), looked up with its own key.
@@ -135,6 +140,15 @@ export interface Call {
   readonly verifyAll: boolean;
   /** Creates of events before this (epoch ms) or without an event time are looked up first (`verifiesBefore`); absent: none. */
   readonly verifyBefore?: number;
+  /** Whether large upserts go through the adapter's bulk lane (bulk.ts). Default `auto`. */
+  readonly bulk?: BulkMode;
 }
+
+/**
+ * `auto`: upserts of an object reaching the lane's `minRecords` in one call go through the
+ * adapter's bulk lane; `always`: every upsert of an object it accepts; `never`: none (a job an
+ * earlier holder recorded is still followed, never sent again another way while it may run).
+ */
+export type BulkMode = 'auto' | 'always' | 'never';
 
 export const WRITTEN: ReadonlySet<OutcomeStatus> = new Set<OutcomeStatus>(['created', 'updated', 'unchanged']);

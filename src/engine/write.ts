@@ -10,6 +10,7 @@
 import { parentMemoKey } from '../adapter.js';
 import { planBatches, type Batch } from '../batcher.js';
 import { ErrorCode, type CrmError } from '../errors.js';
+import { bulkStage } from './bulk.js';
 import { PARENT_NOT_FOUND, parentOf, refsOf } from './defer.js';
 import { heldParents } from './parent-held.js';
 import { isLost, type GroupResult, type Suspicion } from './round.js';
@@ -270,15 +271,16 @@ function settleTogether(ctx: EngineContext, call: Call, decided: Decided[], fail
 const giveBack = (ctx: EngineContext, call: Call, batches: readonly Batch<Held>[]) =>
   releaseEntries(ctx, call, batches.flatMap((b) => b.groups.flat())).catch(() => undefined);
 
-/** Upsert batches by link level, lowest first (link-levels.ts): one wave when no record links to another. */
-function upsertWaves(ctx: EngineContext, batches: readonly Batch<Held>[]): Batch<Held>[][] {
-  const waves = new Map<number, Batch<Held>[]>();
-  for (const b of batches) {
-    if (b.op !== 'upsert') continue;
-    const level = ctx.linkLevels.get(b.object) ?? 0;
-    waves.set(level, [...(waves.get(level) ?? []), b]);
+/** Upserts by link level, lowest first (link-levels.ts): one level when no record links to another. */
+function upsertLevels(ctx: EngineContext, items: readonly Held[]): Held[][] {
+  const levels = new Map<number, Held[]>();
+  for (const item of items) {
+    if (item.op !== 'upsert') continue;
+    const level = ctx.linkLevels.get(item.object) ?? 0;
+    if (levels.has(level)) levels.get(level)!.push(item);
+    else levels.set(level, [item]);
   }
-  return [...waves.keys()].sort((a, b) => a - b).map((level) => waves.get(level)!);
+  return [...levels.keys()].sort((a, b) => a - b).map((level) => levels.get(level)!);
 }
 
 /** The CRM ids of records this call upserted, for the creates and links that follow. */
@@ -292,21 +294,27 @@ function learnWritten(ctx: EngineContext, decided: readonly Decided[], written: 
   }
 }
 
+/**
+ * Upserts level by level (each level's large groups through the bulk lane first, bulk.ts, the
+ * rest in batch calls), then the creates that attach to them.
+ */
 export async function writeStage(ctx: EngineContext, call: Call, items: readonly Held[]): Promise<Decided[]> {
-  const batches = planBatches(items, ctx.adapter.capabilities.maxBatch);
+  const maxBatch = ctx.adapter.capabilities.maxBatch;
   const written = new Map<string, string>();
   const decided: Decided[] = [];
-  const waves = upsertWaves(ctx, batches);
-  const creates = batches.filter((b) => b.op === 'create');
-  for (const [w, wave] of waves.entries()) {
+  const levels = upsertLevels(ctx, items);
+  const creates = items.filter((i) => i.op === 'create');
+  for (const [w, level] of levels.entries()) {
     try {
-      await writeBatches(ctx, call, wave, written, decided);
+      const lane = await bulkStage(ctx, call, level);
+      decided.push(...lane.decided);
+      await writeBatches(ctx, call, planBatches(lane.rest, maxBatch), written, decided);
     } catch (error) {
-      await giveBack(ctx, call, [...waves.slice(w + 1).flat(), ...creates]);
+      await releaseEntries(ctx, call, [...levels.slice(w + 1).flat(), ...creates]).catch(() => undefined);
       throw error;
     }
     learnWritten(ctx, decided, written);
   }
-  await writeBatches(ctx, call, creates, written, decided);
+  await writeBatches(ctx, call, planBatches(creates, maxBatch), written, decided);
   return decided;
 }

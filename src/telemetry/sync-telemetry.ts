@@ -21,7 +21,7 @@ export interface SyncTelemetry {
   readonly adapter: CrmAdapter;
   /** The ledger the engine claims and settles through. */
   readonly ledger: LedgerBackend;
-  applyMany(fn: Entry<[readonly unknown[]], Outcome[]>): Entry<[readonly unknown[]], Outcome[]>;
+  applyMany<A extends [readonly unknown[], ...unknown[]]>(fn: Entry<A, Outcome[]>): Entry<A, Outcome[]>;
   /** One step of `applyEach`, an `apply_many` span whose `actions` are the outcomes it settled. */
   applyStep(fn: Entry<[], Outcome[]>): Entry<[], Outcome[]>;
   retryStored<T>(fn: Entry<[readonly T[]], Outcome[]>): Entry<[readonly T[]], Outcome[]>;
@@ -122,7 +122,7 @@ export function syncTelemetry(options: { telemetry?: TelemetryOption; adapter: C
   return {
     adapter: instrumentAdapter(adapter, current, spans),
     ledger: instrumentLedger(ledger, current),
-    applyMany: (fn) => entry(SpanName.applyMany, fn, (inputs) => ({ [Attr.actions]: inputs.length }), counted),
+    applyMany: (fn) => entry(SpanName.applyMany, fn, (...args) => ({ [Attr.actions]: args[0].length }), counted),
     // A step's inputs are known only once it ran: its lookup answers some, its call sends the rest.
     applyStep: (fn) => entry(SpanName.applyMany, fn, () => ({}), (outcomes, inst) => ({ [Attr.actions]: outcomes.length, ...counted(outcomes, inst) })),
     retryStored: (fn) => entry(SpanName.retryStored, fn, (entries) => ({ [Attr.actions]: entries.length }), counted),

@@ -306,7 +306,8 @@ describe('adapter.bulk (Bulk API 2.0) against fakeSalesforce', () => {
     });
     await expect(refused).rejects.toThrow('the ledger is down');
     expect(fake.count('PUT')).toBe(0);
-    expect(fake.bulkJobs()).toMatchObject([{ state: 'Open', rows: 0 }]);
+    // Never closed, the job is aborted: nothing of it is ever processed.
+    expect(fake.bulkJobs()).toMatchObject([{ state: 'Aborted', rows: 0 }]);
 
     const job = await adapter.bulk.createJob({ object: 'Contact', externalIdFieldName: EXT });
     await adapter.bulk.upload(job.id, `${EXT},LastName\nl-1,L\nl-2,M\n`);

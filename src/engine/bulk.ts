@@ -1,0 +1,203 @@
+/**
+ * Stage 7 for large upserts: the adapter's bulk lane (a Salesforce Bulk API 2.0 ingest job).
+ *
+ * A call's upserts of one object go through the lane when they reach its `minRecords` (`bulk:
+ * 'auto'`) or whenever it accepts the object (`always`). The job is part of the keyed work: every
+ * row's claim is held before the job is created (as for a batch call), and the job is noted on the
+ * claims of its rows (ledger `note`) before its data is uploaded, and again once the upload was
+ * answered. A process that dies anywhere after that leaves the job on the claims; whoever takes
+ * them over follows the job (closes it if its upload was answered and it is still Open, aborts it
+ * if not), reads its results and settles the claims. The same rows are never uploaded into a
+ * second job while the first may still write them.
+ *
+ * Each row ends as Salesforce's result says, matched by external id: created or updated
+ * (completed, with the record's mark), refused (failed, nothing written), or unprocessed (the job
+ * ended before it: failed as surely unwritten, so the same action next time sends it again).
+ * A job that could not be followed to its end (a timeout while Salesforce goes on processing it,
+ * the CRM unreachable) reports its rows failed and gives their claims back with the note kept:
+ * the next run follows the same job. A job that can no longer be read (deleted) is reported and
+ * recorded as a failure that may have written: only a retry of that failure sends the rows again.
+ */
+import type { BulkJobRef, BulkLane, BulkRowResult, RecordWrite } from '../adapter.js';
+import { planBatches, type Batch } from '../batcher.js';
+import { CrmError, CrmErrorKind } from '../errors.js';
+import { bulkNote } from './bulk-note.js';
+import { ClaimLostError } from './lease-keeper.js';
+import { openRound } from './round.js';
+import { completeEntries, failEntries, releaseEntries } from './settle.js';
+import type { Call, Decided, EngineContext, Held } from './types.js';
+import { writtenGroup } from './written.js';
+
+/** What the lane settled, and the items it left to the batch calls. */
+export interface BulkStage {
+  decided: Decided[];
+  rest: Held[];
+}
+
+/** Items of one object's upserts, one group per record (writes to one record coalesced). */
+type Groups = Held[][];
+
+/** How the groups of one job (or one fresh upload) ended, before they are settled. */
+interface Sorted {
+  done: Decided[];
+  /** Refused by the CRM, or never processed: nothing written. */
+  unsent: Decided[];
+  /** No answer for the row, or the job can no longer be read: it may have been written. */
+  failed: Decided[];
+  /** Not settled: reported failed, claims given back (a recorded job is followed next time). */
+  back: Decided[];
+  lost: Decided[];
+}
+
+const sorted = (): Sorted => ({ done: [], unsent: [], failed: [], back: [], lost: [] });
+
+const failedWith = (group: readonly Held[], error: CrmError): Decided[] => group.map((item) => ({ item, outcome: { key: item.key, status: 'failed', error: error.toJSON(), attempts: 1 } }));
+
+const laneError = (ctx: EngineContext, message: string, vendorCode: string, kind: CrmError['kind'] = CrmErrorKind.transient) => new CrmError(message, { vendor: ctx.adapter.name, kind, vendorCode });
+
+/** The one write each group sends (values merged in event order, links, the record's known id), by external id. */
+function writesOf(object: string, groups: Groups): RecordWrite[] {
+  const batch: Batch<Held> = { op: 'upsert', object, groups };
+  const round = openRound(batch, groups, { memo: new Map() }, { suspect: new Set(), inherited: new Set(), heldAbsent: new Set() });
+  return round.writes as RecordWrite[];
+}
+
+/** Sort each group by its row's end. `absent`: what a row with no end in the results means. */
+function sortRows(ctx: EngineContext, groups: Groups, results: ReadonlyMap<string, BulkRowResult>, absent: 'unprocessed' | 'unknown', out: Sorted, again: Groups): void {
+  for (const group of groups) {
+    const r = results.get(group[0]!.action.externalId!);
+    if (r?.ok) out.done.push(...writtenGroup('upsert', group, r, 1));
+    else if (r && !('unprocessed' in r)) out.unsent.push(...failedWith(group, r.error));
+    else if (r || absent === 'unprocessed') again.push(group);
+    else out.failed.push(...failedWith(group, laneError(ctx, 'the Bulk job ended without a result for this row; it may or may not have been written', 'BULK_ROW_NO_RESULT')));
+  }
+}
+
+/** Follow the jobs earlier holders recorded; groups whose rows were never processed come back in `again`. */
+async function followJobs(ctx: EngineContext, lane: BulkLane, object: string, groups: Groups, out: Sorted, again: Groups): Promise<void> {
+  const jobs = new Map<string, { job: BulkJobRef; groups: Groups }>();
+  for (const group of groups) {
+    const job = group.find((i) => i.bulkJob)!.bulkJob!;
+    const entry = jobs.get(job.id) ?? { job, groups: [] };
+    // One claim of the group may have recorded the upload; any says the rows were sent whole.
+    entry.job = { id: job.id, uploaded: entry.job.uploaded || job.uploaded };
+    entry.groups.push(group);
+    jobs.set(job.id, entry);
+  }
+  for (const { job, groups: mine } of jobs.values()) {
+    let results: Map<string, BulkRowResult>;
+    try {
+      results = await lane.follow(object, job);
+    } catch (err) {
+      const crm = err instanceof CrmError ? err : ctx.adapter.classifyError(err);
+      ctx.quota.note(crm);
+      // A job that can still be read is followed next time; one that cannot is reported, and sent again only by a retry.
+      for (const group of mine) (crm.retryable ? out.back : out.failed).push(...failedWith(group, crm));
+      continue;
+    }
+    // An upload never answered was never closed: the lane aborted the job, and none of its rows was processed.
+    sortRows(ctx, mine, results, job.uploaded ? 'unknown' : 'unprocessed', out, again);
+  }
+}
+
+/** Upload these groups in new jobs, each noted on its rows' claims before its data leaves. */
+async function uploadJobs(ctx: EngineContext, call: Call, lane: BulkLane, object: string, groups: Groups, out: Sorted): Promise<void> {
+  ctx.quota.check();
+  const lostAtStart = await call.keeper.confirm(groups.flat().map((i) => i.key));
+  const live: Groups = [];
+  for (const group of groups) {
+    if (!group.some((i) => lostAtStart.has(i.key))) live.push(group);
+    else out.lost.push(...group.map((item) => ({ item, outcome: { key: item.key, status: 'in_flight' as const, attempts: 0 } })));
+  }
+  if (live.length === 0) return;
+  const writes = writesOf(object, live);
+  const byId = new Map(writes.map((w, i) => [w.externalId, live[i]!]));
+  const noted = new Set<Held[]>();
+  let lost = new Set<string>();
+  const note = async (job: BulkJobRef, ids: readonly string[]) => {
+    const mine = ids.map((id) => byId.get(id)!);
+    const items = mine.flat();
+    const ok = await ctx.ledger.note!(items.map((i) => ({ key: i.key, token: i.token, note: bulkNote(job, i.entryAttempts) })), await ctx.clock.now());
+    mine.forEach((g) => noted.add(g));
+    const refused = items.filter((_, j) => !ok[j]).map((i) => i.key);
+    if (refused.length > 0) {
+      lost = new Set(refused);
+      throw new ClaimLostError(refused);
+    }
+  };
+  let results: Map<string, BulkRowResult>;
+  try {
+    results = await lane.upsert(object, writes, { onJob: note, onUploaded: note });
+  } catch (err) {
+    if (!(err instanceof ClaimLostError) && !(err instanceof CrmError)) {
+      // Not the CRM's answer (the ledger failed to take the note): the claims go back, best effort, and the error stands.
+      await releaseEntries(ctx, call, live.flat()).catch(() => undefined);
+      throw err;
+    }
+    if (err instanceof CrmError) ctx.quota.note(err);
+    for (const group of live) {
+      const gone = group.some((i) => lost.has(i.key));
+      // Another worker holds part of the job now: the lane aborted it before its upload, and the rest is given back.
+      if (gone || err instanceof ClaimLostError) (gone ? out.lost : out.back).push(...group.map((item) => ({ item, outcome: { key: item.key, status: 'in_flight' as const, attempts: 1 } })));
+      else out.back.push(...failedWith(group, err));
+    }
+    return;
+  }
+  const again: Groups = [];
+  sortRows(ctx, live, results, 'unknown', out, again);
+  for (const group of again) out.unsent.push(...failedWith(group, laneError(ctx, 'the Bulk job ended before this row was processed; nothing of it was written, and the same action sends it again', 'BULK_ROW_UNPROCESSED')));
+}
+
+async function settle(ctx: EngineContext, call: Call, out: Sorted): Promise<Decided[]> {
+  await completeEntries(ctx, call, out.done);
+  await failEntries(ctx, call, out.unsent, false);
+  await failEntries(ctx, call, out.failed, true);
+  const stillHeld = [...out.back, ...out.lost].filter((d) => !call.keeper.lost(d.item.key));
+  await releaseEntries(ctx, call, stillHeld.map((d) => d.item as Held));
+  call.keeper.drop(out.lost.map((d) => d.item.key));
+  return [...out.done, ...out.unsent, ...out.failed, ...out.back, ...out.lost];
+}
+
+/** Whether this call sends `count` records of an object through the lane. */
+const takes = (call: Call, lane: BulkLane, count: number) => count > 0 && (call.bulk === 'always' || ((call.bulk ?? 'auto') === 'auto' && count >= lane.minRecords));
+
+/**
+ * The lane for one object's upserts: jobs recorded by earlier holders are followed first (their
+ * unprocessed rows join the rest), then the rest is uploaded when the call's choice takes it.
+ */
+async function objectLane(ctx: EngineContext, call: Call, lane: BulkLane, object: string, items: readonly Held[]): Promise<BulkStage> {
+  const groups = planBatches(items, Number.MAX_SAFE_INTEGER)[0]!.groups;
+  const inherited = groups.filter((g) => g.some((i) => i.bulkJob));
+  const fresh = groups.filter((g) => !g.some((i) => i.bulkJob));
+  if (inherited.length === 0 && !takes(call, lane, fresh.length)) return { decided: [], rest: [...items] };
+  const out = sorted();
+  const again: Groups = [];
+  if (inherited.length > 0) await followJobs(ctx, lane, object, inherited, out, again);
+  const next = [...again, ...fresh];
+  const rest = takes(call, lane, next.length) ? [] : next.flat();
+  if (rest.length === 0 && next.length > 0) await uploadJobs(ctx, call, lane, object, next, out);
+  return { decided: await settle(ctx, call, out), rest };
+}
+
+/**
+ * Of these upserts (one link level), send those the bulk lane takes; the rest (and every create)
+ * is left to the batch calls. Objects go one after another, each in its own jobs.
+ */
+export async function bulkStage(ctx: EngineContext, call: Call, items: readonly Held[]): Promise<BulkStage> {
+  const lane = ctx.adapter.bulkLane;
+  if (!lane || !ctx.ledger.note || items.length === 0) return { decided: [], rest: [...items] };
+  const byObject = new Map<string, Held[]>();
+  const rest: Held[] = [];
+  for (const item of items) {
+    if (item.op !== 'upsert' || !lane.accepts(item.object)) rest.push(item);
+    else if (byObject.has(item.object)) byObject.get(item.object)!.push(item);
+    else byObject.set(item.object, [item]);
+  }
+  const decided: Decided[] = [];
+  for (const [object, mine] of byObject) {
+    const done = await objectLane(ctx, call, lane, object, mine);
+    decided.push(...done.decided);
+    rest.push(...done.rest);
+  }
+  return { decided, rest };
+}

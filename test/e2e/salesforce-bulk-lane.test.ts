@@ -1,0 +1,207 @@
+/**
+ * The bulk lane under the ledger: createSync over salesforceAdapter (real jsforce Connection) and
+ * fakeSalesforce over loopback, a SQLite ledger. Large upserts go through one Bulk API 2.0 job per
+ * object, links as relationship columns; the same actions again cost 0 requests; refused rows fail
+ * naming field and reason and a retry of them writes each once; a holder that stops at any point of
+ * a job leaves it on its claims, and whoever takes them over follows the same job.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { salesforceAdapter, type SalesforceAdapterOptions, type SalesforceBulkOptions } from '../../adapters/salesforce/index.js';
+import { fakeSalesforce, type FakeBulkOptions, type FakeSalesforce } from '../../adapters/testing/index.js';
+import { createSync, type Outcome, type Sync } from '../../src/index.js';
+import { sqliteLedger } from '../../src/ledger/sqlite.js';
+import type { LedgerBackend } from '../../src/ledger/types.js';
+import { statuses, TOKEN } from './salesforce-helpers.js';
+
+const EXT = 'AI_External_Id__c';
+const fast = { retries: 4, minTimeoutMs: 5, maxTimeoutMs: 20 };
+
+export const bulkObjects: SalesforceAdapterOptions['objects'] = {
+  company: { kind: 'record', sobject: 'Account', externalIdField: EXT, fields: ['Name'] },
+  contact: { kind: 'record', sobject: 'Contact', externalIdField: EXT, fields: ['Email', 'FirstName', 'LastName', 'Level__c'], links: { company: 'AccountId' } },
+};
+
+const occurredAt = '2026-12-01T09:00:00.000Z';
+const company = (i: number) => ({ source: 'backfill', eventId: `co-${i}`, occurredAt, op: 'upsert', object: 'company', externalId: `a-${i}`, fields: { Name: `Account ${i}` } });
+const contact = (i: number, accounts: number, extra: Record<string, string | null> = {}): { fields: Record<string, string | null>; links: Array<{ object: string; externalId: string }>; [k: string]: unknown } => ({
+  source: 'backfill', eventId: `ct-${i}`, occurredAt, op: 'upsert', object: 'contact', externalId: `c-${i}`,
+  fields: { LastName: i % 97 === 0 ? `O'Neil, "Jr"\nthe second ${i}` : `Last ${i}`, FirstName: `First ${i}`, Email: `c${i}@example.com`, ...extra },
+  links: [{ object: 'company', externalId: `a-${i % accounts}` }],
+});
+const backfill = (contacts: number, accounts: number) => [...Array.from({ length: accounts }, (_, i) => company(i)), ...Array.from({ length: contacts }, (_, i) => contact(i, accounts))];
+
+const dirs: string[] = [];
+afterAll(() => {
+  for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
+});
+const closers: Array<() => Promise<void>> = [];
+afterEach(async () => {
+  while (closers.length > 0) await closers.pop()!();
+});
+
+interface Org {
+  fake: FakeSalesforce;
+  ledgerPath: string;
+  /** A new Sync (new adapter, new ledger connection), as a process started again builds one. */
+  sync(options?: { bulk?: SalesforceBulkOptions; now?: () => number; leaseMs?: number }): Sync;
+}
+
+async function org(bulk: FakeBulkOptions = {}): Promise<Org> {
+  const fake = fakeSalesforce({ accessToken: TOKEN, dailyLimit: 10_000_000, bulk });
+  fake.defineField('Contact', 'Level__c', { type: 'picklist', restrictedPicklist: true, picklistValues: [{ value: 'Primary' }, { value: 'Secondary' }] });
+  const front = await fake.open('loopback', `https://lane${dirs.length}.my.salesforce.com`);
+  closers.push(() => front.close());
+  const dir = mkdtempSync(join(tmpdir(), 'crm-upsert-bulk-lane-'));
+  dirs.push(dir);
+  const ledgerPath = join(dir, 'ledger.db');
+  return {
+    fake,
+    ledgerPath,
+    sync: ({ bulk: bulkOptions = {}, now, leaseMs } = {}) => {
+      const adapter = salesforceAdapter({ instanceUrl: front.url, accessToken: TOKEN, objects: bulkObjects, bulk: { sleep: async () => undefined, ...bulkOptions } });
+      const ledger: LedgerBackend = sqliteLedger({ path: ledgerPath });
+      const sync = createSync({ adapter, ledger, retry: fast, ...(now ? { now } : {}), ...(leaseMs ? { leaseMs } : {}) });
+      closers.push(() => sync.close().catch(() => undefined));
+      return sync;
+    },
+  };
+}
+
+const byExt = (records: Array<Record<string, unknown>>) => new Map(records.map((r) => [String(r[EXT]), r]));
+
+/** Every contact once, with its account's Id; no account twice. */
+function expectLinked(fake: FakeSalesforce, contacts: number, accounts: number): void {
+  const accountRows = fake.records('Account');
+  expect(accountRows).toHaveLength(accounts);
+  const accountId = new Map(accountRows.map((r) => [String(r[EXT]), r.Id]));
+  const rows = fake.records('Contact');
+  expect(rows).toHaveLength(contacts);
+  const stored = byExt(rows);
+  expect(stored.size).toBe(contacts);
+  for (let i = 0; i < contacts; i++) expect(stored.get(`c-${i}`)?.AccountId).toBe(accountId.get(`a-${i % accounts}`));
+}
+
+async function each(sync: Sync, actions: unknown[], options: Parameters<Sync['applyEach']>[1] = {}): Promise<Outcome[]> {
+  const outcomes: Outcome[] = [];
+  for await (const settled of sync.applyEach(actions, options)) for (const { index, outcome } of settled) outcomes[index] = outcome;
+  return outcomes;
+}
+
+describe('the bulk lane (Salesforce Bulk API 2.0) under the ledger', () => {
+  it('10,000 contacts linked to 500 accounts: one job for the contacts, 6 requests; the same actions again: 0 requests', async () => {
+    const { fake, sync } = await org({ pollsToComplete: 2 });
+    const actions = backfill(10_000, 500);
+    const first = await each(sync(), actions);
+    expect(statuses(first)).toEqual({ created: 10_500 });
+    // 500 accounts are under minRecords (2,000): three Collections upserts. The contacts: create,
+    // upload, close, two polls, the successful results.
+    expect(fake.counts()).toEqual({
+      'PATCH /composite/sobjects/Account/AI_External_Id__c': 3,
+      'POST /jobs/ingest': 1,
+      'PUT /jobs/ingest/{id}/batches': 1,
+      'PATCH /jobs/ingest/{id}': 1,
+      'GET /jobs/ingest/{id}': 2,
+      'GET /jobs/ingest/{id}/successfulResults': 1,
+    });
+    expect(fake.bulkJobs()).toMatchObject([{ object: 'Contact', operation: 'upsert', state: 'JobComplete', rows: 10_000 }]);
+    expectLinked(fake, 10_000, 500);
+    const stored = byExt(fake.records('Contact'));
+    for (let i = 0; i < 10_000; i++) expect(first[500 + i]).toMatchObject({ status: 'created', recordId: stored.get(`c-${i}`)!.Id });
+    expect(stored.get('c-97')!.LastName).toBe(`O'Neil, "Jr"\nthe second 97`);
+
+    fake.core.resetLog();
+    const again = await each(sync(), actions);
+    expect(statuses(again)).toEqual({ replayed: 10_500 });
+    expect(fake.counts()).toEqual({});
+    expect(again.map((o) => o.recordId)).toEqual(first.map((o) => o.recordId));
+  });
+
+  it('applyMany: bulk auto below minRecords stays on Collections, always sends one job, never none; a new event updates through a job', async () => {
+    const { fake, sync } = await org({ pollsToComplete: 1 });
+    const s = sync();
+    expect(statuses(await s.applyMany(backfill(300, 10)))).toEqual({ created: 310 });
+    expect(fake.bulkJobs()).toHaveLength(0);
+    expect(fake.count('PATCH /composite/sobjects/Contact/AI_External_Id__c')).toBe(2);
+
+    fake.core.resetLog();
+    const update = Array.from({ length: 300 }, (_, i) => ({ ...contact(i, 10), eventId: `ct-${i}-v2`, occurredAt: '2026-12-02T09:00:00.000Z', fields: { FirstName: `Renamed ${i}`, Level__c: 'Secondary' } }));
+    const updated = await s.applyMany(update, { bulk: 'always' });
+    expect(statuses(updated)).toEqual({ updated: 300 });
+    expect(fake.bulkJobs()).toMatchObject([{ object: 'Contact', state: 'JobComplete', rows: 300 }]);
+    expect(fake.count('PATCH /composite/sobjects')).toBe(0);
+    const stored = byExt(fake.records('Contact'));
+    expect(stored.size).toBe(300);
+    expect(stored.get('c-5')).toMatchObject({ FirstName: 'Renamed 5', Level__c: 'Secondary', LastName: 'Last 5', AccountId: byExt(fake.records('Account')).get('a-5')!.Id });
+
+    // The same values from a newer event: unchanged, nothing sent, whatever the lane.
+    fake.core.resetLog();
+    const same = update.map((a) => ({ ...a, eventId: `${a.eventId}-v3`, occurredAt: '2026-12-03T09:00:00.000Z' }));
+    expect(statuses(await s.applyMany(same, { bulk: 'always' }))).toEqual({ unchanged: 300 });
+    expect(fake.counts()).toEqual({});
+
+    // A clear ('' or null) empties the field in the job as through Collections.
+    const cleared = [0, 1].map((i) => ({ ...contact(i, 10), eventId: `ct-${i}-v4`, occurredAt: '2026-12-04T09:00:00.000Z', fields: { FirstName: i === 0 ? '' : null, Level__c: null } }));
+    expect(statuses(await s.applyMany(cleared, { bulk: 'always' }))).toEqual({ updated: 2 });
+    const after = byExt(fake.records('Contact'));
+    for (const ext of ['c-0', 'c-1']) {
+      expect(after.get(ext)!.FirstName ?? null).toBeNull();
+      expect(after.get(ext)!.Level__c ?? null).toBeNull();
+    }
+    // never: 2,100 new contacts (over minRecords) go out as 11 Collections upserts.
+    fake.core.resetLog();
+    const more = Array.from({ length: 2_100 }, (_, i) => ({ ...contact(1_000 + i, 10), externalId: `n-${i}` }));
+    expect(statuses(await s.applyMany(more, { bulk: 'never' }))).toEqual({ created: 2_100 });
+    expect(fake.counts()).toEqual({ 'PATCH /composite/sobjects/Contact/AI_External_Id__c': 11 });
+    expect(fake.bulkJobs()).toHaveLength(2);
+  });
+
+  it('1% of rows refused (a bad picklist value, a missing account): failed naming field and reason, the rest written; a retry after the fix writes them once', async () => {
+    const { fake, sync } = await org({ pollsToComplete: 2 });
+    const s = sync();
+    expect(statuses(await s.applyMany(Array.from({ length: 50 }, (_, i) => company(i))))).toEqual({ created: 50 });
+    const actions = Array.from({ length: 3_000 }, (_, i) => contact(i, 50, { Level__c: 'Primary' }));
+    const bad = new Set<number>();
+    for (let i = 7; i < 3_000; i += 200) {
+      actions[i]!.fields.Level__c = 'Tertiary';
+      bad.add(i);
+    }
+    for (let i = 107; i < 3_000; i += 200) {
+      actions[i]!.links = [{ object: 'company', externalId: `a-missing-${i}` }];
+      bad.add(i);
+    }
+    fake.core.resetLog();
+    const outcomes = await s.applyMany(actions);
+    expect(statuses(outcomes)).toEqual({ created: 3_000 - bad.size, failed: bad.size });
+    expect(fake.bulkJobs()).toHaveLength(1);
+    for (let i = 7; i < 3_000; i += 200) {
+      expect(outcomes[i]!.error).toMatchObject({ path: 'fields.Level__c', vendorCode: 'INVALID_OR_NULL_FOR_RESTRICTED_PICKLIST', retryable: false });
+      expect(outcomes[i]!.error!.message).toContain('Contact.Level__c = "Tertiary" refused');
+    }
+    for (let i = 107; i < 3_000; i += 200) {
+      // As through Collections: the link is named, and a retry once it exists writes the row.
+      expect(outcomes[i]!.error).toMatchObject({ vendorCode: 'LINK_NOT_FOUND', retryable: false });
+      expect(outcomes[i]!.error!.message).toContain(`link company "a-missing-${i}" (Account.${EXT}) does not exist in Salesforce`);
+      expect(outcomes[i]!.error!.message).toContain(`no Account has ${EXT} "a-missing-${i}"`);
+    }
+    expect(fake.records('Contact')).toHaveLength(3_000 - bad.size);
+
+    // The fix: the picklist learns the value, the missing accounts are written.
+    fake.defineField('Contact', 'Level__c', { type: 'picklist', restrictedPicklist: true, picklistValues: [{ value: 'Primary' }, { value: 'Secondary' }, { value: 'Tertiary' }] });
+    await s.applyMany([...bad].filter((i) => i % 200 === 107).map((i) => ({ ...company(i), externalId: `a-missing-${i}` })));
+    fake.core.resetLog();
+    const failed = await s.ledger.list({ status: 'failed' });
+    expect(failed).toHaveLength(bad.size);
+    const retried = await s.retryStored(failed);
+    expect(statuses(retried)).toEqual({ created: bad.size });
+    // 30 rows: under minRecords, one Collections upsert.
+    expect(fake.counts()).toEqual({ 'PATCH /composite/sobjects/Contact/AI_External_Id__c': 1 });
+    expect(fake.records('Contact')).toHaveLength(3_000);
+    expect(byExt(fake.records('Contact')).get('c-107')!.AccountId).toBe(byExt(fake.records('Account')).get('a-missing-107')!.Id);
+    fake.core.resetLog();
+    expect(statuses(await s.applyMany(actions))).toEqual({ replayed: 3_000 });
+    expect(fake.counts()).toEqual({});
+  });
+});
