@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { salesforceAdapter, type SalesforceAdapterOptions, type SalesforceBulkOptions } from '../../adapters/salesforce/index.js';
 import { fakeSalesforce, type FakeBulkOptions, type FakeSalesforce } from '../../adapters/testing/index.js';
-import { createSync, type Outcome, type Sync } from '../../src/index.js';
+import { createSync, type Outcome, type RateBudget, type Sync } from '../../src/index.js';
 import { sqliteLedger } from '../../src/ledger/sqlite.js';
 import type { LedgerBackend } from '../../src/ledger/types.js';
 import { statuses, TOKEN } from './salesforce-helpers.js';
@@ -46,7 +46,7 @@ interface Org {
   fake: FakeSalesforce;
   ledgerPath: string;
   /** A new Sync (new adapter, new ledger connection), as a process started again builds one. */
-  sync(options?: { bulk?: SalesforceBulkOptions; now?: () => number; leaseMs?: number }): Sync;
+  sync(options?: { bulk?: SalesforceBulkOptions; now?: () => number; leaseMs?: number; rateBudget?: RateBudget }): Sync;
 }
 
 async function org(bulk: FakeBulkOptions = {}): Promise<Org> {
@@ -60,8 +60,8 @@ async function org(bulk: FakeBulkOptions = {}): Promise<Org> {
   return {
     fake,
     ledgerPath,
-    sync: ({ bulk: bulkOptions = {}, now, leaseMs } = {}) => {
-      const adapter = salesforceAdapter({ instanceUrl: front.url, accessToken: TOKEN, objects: bulkObjects, bulk: { sleep: async () => undefined, ...bulkOptions } });
+    sync: ({ bulk: bulkOptions = {}, now, leaseMs, rateBudget } = {}) => {
+      const adapter = salesforceAdapter({ instanceUrl: front.url, accessToken: TOKEN, objects: bulkObjects, bulk: { sleep: async () => undefined, ...bulkOptions }, ...(rateBudget ? { rateBudget } : {}) });
       const ledger: LedgerBackend = sqliteLedger({ path: ledgerPath });
       const sync = createSync({ adapter, ledger, retry: fast, ...(now ? { now } : {}), ...(leaseMs ? { leaseMs } : {}) });
       closers.push(() => sync.close().catch(() => undefined));
@@ -202,6 +202,71 @@ describe('the bulk lane (Salesforce Bulk API 2.0) under the ledger', () => {
     expect(byExt(fake.records('Contact')).get('c-107')!.AccountId).toBe(byExt(fake.records('Account')).get('a-missing-107')!.Id);
     fake.core.resetLog();
     expect(statuses(await s.applyMany(actions))).toEqual({ replayed: 3_000 });
+    expect(fake.counts()).toEqual({});
+  });
+
+  /**
+   * A holder that stops answering at request `stopAt` of its job and never sends again (as a
+   * killed process): 1 create, 2 upload, 3 close, 4 and 5 polls, 6 the successful results.
+   */
+  function stoppingAt(stopAt: number): { budget: RateBudget; reached: Promise<void>; kill: () => void } {
+    let sent = 0;
+    let dead = false;
+    let reach!: () => void;
+    const reached = new Promise<void>((resolve) => (reach = resolve));
+    let kill!: (err: Error) => void;
+    const killed = new Promise<never>((_, reject) => (kill = reject));
+    killed.catch(() => undefined);
+    return {
+      reached,
+      kill: () => kill(new Error('the process was killed')),
+      budget: {
+        async acquire() {
+          if (dead) return killed;
+          if (++sent < stopAt) return;
+          dead = true;
+          reach();
+          return killed;
+        },
+      },
+    };
+  }
+
+  it.each([
+    { stopAt: 2, when: 'before its upload was answered', jobs: 2 },
+    { stopAt: 3, when: 'after the upload, before the job was closed', jobs: 1 },
+    { stopAt: 4, when: 'while Salesforce processes the job', jobs: 1 },
+    { stopAt: 6, when: 'while the results are read', jobs: 1 },
+  ])('a holder stopped $when: the next holder follows its job (jobs in the fake: $jobs), 0 duplicates, every row right', async ({ stopAt, jobs }) => {
+    const { fake, sync } = await org({ pollsToComplete: 2 });
+    expect(statuses(await sync().applyMany(Array.from({ length: 20 }, (_, i) => company(i))))).toEqual({ created: 20 });
+    const actions = Array.from({ length: 2_500 }, (_, i) => contact(i, 20));
+    const stopping = stoppingAt(stopAt);
+    const first = sync({ rateBudget: stopping.budget }).applyMany(actions);
+    await stopping.reached;
+    const before = fake.bulkJobs();
+    expect(before).toHaveLength(1);
+
+    // Its leases run out (seen from later), and another process takes its claims over.
+    const later = sync({ now: () => Date.now() + 10 * 60_000 });
+    const outcomes = await later.applyMany(actions);
+    expect(statuses(outcomes)).toEqual({ created: 2_500 });
+    stopping.kill();
+    await expect(first).rejects.toThrow();
+
+    const all = fake.bulkJobs();
+    expect(all).toHaveLength(jobs);
+    // Not uploaded for sure: the first job was aborted before anything of it was processed, and the rows went into a new one.
+    if (jobs === 2) expect(all).toMatchObject([{ state: 'Aborted', rows: 0 }, { state: 'JobComplete', rows: 2_500 }]);
+    else expect(all).toMatchObject([{ id: before[0]!.id, state: 'JobComplete', rows: 2_500 }]);
+    expect(fake.count('PATCH /composite/sobjects/Contact')).toBe(0);
+    expectLinked(fake, 2_500, 20);
+    const stored = byExt(fake.records('Contact'));
+    outcomes.forEach((o, i) => expect(o.recordId).toBe(stored.get(`c-${i}`)!.Id));
+
+    // Settled: the same actions again send nothing.
+    fake.core.resetLog();
+    expect(statuses(await later.applyMany(actions))).toEqual({ replayed: 2_500 });
     expect(fake.counts()).toEqual({});
   });
 });
