@@ -9,7 +9,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
-import { salesforceAdapter, type SalesforceAdapterOptions, type SalesforceBulkOptions } from '../../adapters/salesforce/index.js';
+import { salesforceAdapter, type SalesforceAdapter, type SalesforceAdapterOptions, type SalesforceBulkOptions } from '../../adapters/salesforce/index.js';
 import { fakeSalesforce, type FakeBulkOptions, type FakeSalesforce } from '../../adapters/testing/index.js';
 import { createSync, type Outcome, type RateBudget, type Sync } from '../../src/index.js';
 import { sqliteLedger } from '../../src/ledger/sqlite.js';
@@ -268,5 +268,38 @@ describe('the bulk lane (Salesforce Bulk API 2.0) under the ledger', () => {
     fake.core.resetLog();
     expect(statuses(await later.applyMany(actions))).toEqual({ replayed: 2_500 });
     expect(fake.counts()).toEqual({});
+  });
+
+  it('a job still processed when polling gives up: its rows reported failed, their claims given back; the next run follows the same job. A job deleted meanwhile: reported, sent again only by retry-failed', async () => {
+    const { fake, sync } = await org({ pollsToComplete: 3 });
+    expect(statuses(await sync().applyMany(Array.from({ length: 20 }, (_, i) => company(i))))).toEqual({ created: 20 });
+    const actions = Array.from({ length: 2_400 }, (_, i) => contact(i, 20));
+    const impatient = await sync({ bulk: { timeoutMs: 0 } }).applyMany(actions);
+    expect(statuses(impatient)).toEqual({ failed: 2_400 });
+    expect(impatient[0]!.error).toMatchObject({ vendorCode: 'BULK_JOB_TIMEOUT', retryable: true });
+    const [job] = fake.bulkJobs();
+    expect(job).toMatchObject({ state: 'InProgress' });
+
+    const again = await sync().applyMany(actions);
+    expect(statuses(again)).toEqual({ created: 2_400 });
+    expect(fake.bulkJobs()).toMatchObject([{ id: job!.id, state: 'JobComplete', rows: 2_400 }]);
+    expectLinked(fake, 2_400, 20);
+
+    // A second batch whose job is deleted while it runs: no one can say which rows it wrote.
+    const more = Array.from({ length: 2_400 }, (_, i) => ({ ...contact(i, 20), eventId: `ct-${i}-v2`, occurredAt: '2026-12-02T09:00:00.000Z', fields: { FirstName: `Second ${i}` } }));
+    const s = sync({ bulk: { timeoutMs: 0 } });
+    expect(statuses(await s.applyMany(more))).toEqual({ failed: 2_400 });
+    const second = fake.bulkJobs()[1]!;
+    await (s.adapter as SalesforceAdapter).bulk.delete(second.id);
+    fake.core.resetLog();
+    const lost = await sync().applyMany(more);
+    expect(statuses(lost)).toEqual({ failed: 2_400 });
+    expect(lost[0]!.error).toMatchObject({ status: 404, retryable: false });
+    // Reported, not sent again: one read of the job, no new job.
+    expect(fake.counts()).toEqual({ 'GET /jobs/ingest/{id}': 1 });
+    const retried = await sync().retryStored(await s.ledger.list({ status: 'failed' }));
+    expect(statuses(retried)).toEqual({ updated: 2_400 });
+    expect(fake.records('Contact')).toHaveLength(2_400);
+    expect(byExt(fake.records('Contact')).get('c-9')!.FirstName).toBe('Second 9');
   });
 });
