@@ -10,7 +10,7 @@ export { openLedger } from './ledger/index.js';
 export { memoryLedger } from './ledger/memory.js';
 export type * from './ledger/types.js';
 export { EntryStatus } from './ledger/types.js';
-export type { CrmAdapter, AdapterCapabilities, ObjectSpec, RecordWrite, ActivityWrite, WriteResult, BatchContext, Fields, FieldValue, ReadRequest, ReadResult, ReadLink } from './adapter.js';
+export type { CrmAdapter, AdapterCapabilities, ObjectSpec, RecordWrite, ActivityWrite, WriteResult, BatchContext, Fields, FieldValue, ReadRequest, ReadResult, ReadLink, BulkLane, BulkHooks, BulkJobRef, BulkRowResult } from './adapter.js';
 export { parentMemoKey } from './adapter.js';
 export {
   CrmSyncError,
