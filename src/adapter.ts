@@ -189,9 +189,20 @@ export interface BulkLane {
    */
   upsert(object: string, writes: readonly RecordWrite[], hooks: BulkHooks): Promise<Map<string, BulkRowResult>>;
   /**
+   * Whether creates of this activity object can go through the lane: only where they are upserted
+   * on their key field (`nativeActivityUpsert`), so a row sent twice is still one activity.
+   */
+  acceptsActivities?(object: string): boolean;
+  /**
+   * Upsert these activities on their key field in jobs of their own, their parent and links named
+   * by external id: every write's end by `key`, as `upsert` answers records. A parent that does not
+   * exist fails its row as parent-missing (PARENT_NOT_FOUND).
+   */
+  upsertActivities?(object: string, writes: readonly ActivityWrite[], hooks: BulkHooks): Promise<Map<string, BulkRowResult>>;
+  /**
    * Follow a job recorded earlier (by a process that may have died at any point): a job still Open
    * is closed when its upload was answered and aborted otherwise (its rows then all unprocessed);
-   * then it is awaited and its rows' ends read, by external id. A row with no end in a finished
+   * then it is awaited and its rows' ends read, by external id (by key for an activities job). A row with no end in a finished
    * job is absent from the map. Throws a CrmError when the job cannot be read.
    */
   follow(object: string, job: BulkJobRef): Promise<Map<string, BulkRowResult>>;

@@ -279,7 +279,7 @@ export function salesforceAdapter(options: SalesforceAdapterOptions): Salesforce
     connection: conn,
     describeSObject: (sobject: string) => send<DescribeResult>({ method: 'GET', url: `${base}/sobjects/${encodeURIComponent(sobject)}/describe` }),
     bulk,
-    bulkLane: salesforceBulkLane({ bulk, objects: opts.objects, targets, minRecords: opts.bulk?.minRecords, onProgress: opts.bulk?.onProgress, refuse: refuseRecord }),
+    bulkLane: salesforceBulkLane({ bulk, objects: opts.objects, targets, minRecords: opts.bulk?.minRecords, onProgress: opts.bulk?.onProgress, refuse: refuseRecord, refuseActivity, parentNotFound }),
 
     async upsertRecords(object: string, writes: RecordWrite[], context?: BatchContext): Promise<WriteResult[]> {
       const s = spec(object, 'record');
@@ -310,10 +310,8 @@ export function salesforceAdapter(options: SalesforceAdapterOptions): Salesforce
       const ids = await resolveParents(wanted, context, lookupParents);
       const sentFrom: ActivityWrite[] = [];
       const prepare = (w: ActivityWrite): Prepared<Record<string, unknown>> => {
-        if (!attachable(w)) return { fail: linkNotConfigured(object, 'parents', w.parent, 'PARENT_NOT_CONFIGURED') };
-        const stray = (w.links ?? []).find((l) => !(l.object in s.parents));
-        if (stray) return { fail: linkNotConfigured(object, 'parents', stray) };
-        if (!w.key) return { fail: missingValue(`${s.sobject}.${s.externalIdField}`) };
+        const refused = refuseActivity(object, s, w);
+        if (refused) return { fail: refused };
         const set: Record<string, string> = {};
         for (const [field, ref] of lookups.get(w)!) {
           const id = ids.get(parentMemoKey(ref.object, ref.externalId));
@@ -406,6 +404,14 @@ function refuseRecord(object: string, s: Extract<SalesforceObjectConfig, { kind:
   if (w.externalId === '' || w.externalId === undefined || w.externalId === null) return missingValue(`${s.sobject}.${s.externalIdField}`);
   const stray = (w.links ?? []).find((l) => s.links?.[l.object] === undefined);
   return stray ? linkNotConfigured(object, 'links', stray) : undefined;
+}
+
+/** Why an activity cannot be sent at all: a parent or link the config gives no lookup field, or no key. */
+function refuseActivity(object: string, s: Extract<SalesforceObjectConfig, { kind: 'activity' }>, w: ActivityWrite): CrmError | undefined {
+  if (!(w.parent.object in s.parents)) return linkNotConfigured(object, 'parents', w.parent, 'PARENT_NOT_CONFIGURED');
+  const stray = (w.links ?? []).find((l) => !(l.object in s.parents));
+  if (stray) return linkNotConfigured(object, 'parents', stray);
+  return w.key ? undefined : missingValue(`${s.sobject}.${s.externalIdField}`);
 }
 
 const sameRef = (a: LinkRef, b: LinkRef) => a.object === b.object && a.externalId === b.externalId;

@@ -10,16 +10,17 @@
  * Objects configured `onMissing: 'skip'` stay on Collections: a job's upsert creates whatever is
  * missing, and Bulk API 2.0 has no update-only upsert.
  */
-import type { BulkJobRef, BulkLane, BulkRowResult, RecordWrite } from '../../src/adapter.js';
+import type { ActivityWrite, BulkHooks, BulkJobRef, BulkLane, BulkRowResult, LinkRef, RecordWrite } from '../../src/adapter.js';
 import type { CrmError } from '../../src/errors.js';
 import { linkNotFound } from './salesforce-errors.js';
 import type { BulkJobInfo, BulkRowOutcome, SalesforceBulk } from './salesforce-bulk.js';
 import type { SalesforceObjectConfig } from './salesforce-config.js';
 import type { CsvValue } from './salesforce-csv.js';
 import type { BulkProgress } from './salesforce-options.js';
-import { relationshipName, type LinkTargets } from './salesforce-requests.js';
+import { activityLookups, relationshipName, type LinkTargets } from './salesforce-requests.js';
 
 type RecordConfig = Extract<SalesforceObjectConfig, { kind: 'record' }>;
+type ActivityConfig = Extract<SalesforceObjectConfig, { kind: 'activity' }>;
 
 export const DEFAULT_BULK_MIN_RECORDS = 2_000;
 
@@ -31,6 +32,39 @@ export interface SalesforceBulkLaneInput {
   onProgress?: (progress: BulkProgress) => void;
   /** Why a write cannot be sent at all (no external id, a link the config does not allow), as for Collections. */
   refuse: (object: string, spec: RecordConfig, write: RecordWrite) => CrmError | undefined;
+  /** The same for an activity (no key, a parent or link the config does not allow). */
+  refuseActivity: (object: string, spec: ActivityConfig, write: ActivityWrite) => CrmError | undefined;
+  /** A parent that does not exist, as the Collections path names it (PARENT_NOT_FOUND). */
+  parentNotFound: (ref: LinkRef) => CrmError;
+}
+
+/**
+ * Task's WhoId and WhatId each take several sObjects: their columns name the parent's type
+ * (`Who:Contact.AI_External_Id__c`), the form Salesforce's guide gives for polymorphic fields.
+ */
+const POLYMORPHIC = new Set(['WhoId', 'WhatId']);
+
+/** The column naming a lookup's record by its external id. */
+function referenceColumn(field: string, target: { sobject: string; externalIdField: string }): string | undefined {
+  const name = relationshipName(field);
+  if (name === undefined) return undefined;
+  return POLYMORPHIC.has(field) ? `${name}:${target.sobject}.${target.externalIdField}` : `${name}.${target.externalIdField}`;
+}
+
+/** One activity as a CSV row of a Bulk upsert on its key: its fields, its parent and links as reference columns, the key. */
+export function bulkActivityRow(spec: ActivityConfig, write: ActivityWrite, targets: LinkTargets): { row: Record<string, CsvValue>; columns: Map<string, LinkRef> } {
+  const row: Record<string, CsvValue> = {};
+  const columns = new Map<string, LinkRef>();
+  for (const [field, value] of Object.entries(write.fields)) row[field] = value === '' ? null : value;
+  for (const [field, ref] of activityLookups(spec, write)) {
+    const target = targets[ref.object];
+    const column = target === undefined ? undefined : referenceColumn(field, target);
+    if (column === undefined) continue;
+    row[column] = ref.externalId;
+    columns.set(column, ref);
+  }
+  row[spec.externalIdField] = write.key;
+  return { row, columns };
 }
 
 /** One write as a CSV row of a Bulk upsert (see the header). */
@@ -71,6 +105,31 @@ export function salesforceBulkLane(input: SalesforceBulkLaneInput): BulkLane {
     const spec = objects[object];
     return spec?.kind === 'record' ? spec : undefined;
   };
+  const activity = (object: string): ActivityConfig | undefined => {
+    const spec = objects[object];
+    return spec?.kind === 'activity' ? spec : undefined;
+  };
+  /** Rows through jobs with the engine's hooks around each, and a progress line; every row's end by its key column. */
+  async function run(object: string, sobject: string, keyField: string, rows: Array<Record<string, CsvValue>>, hooks: BulkHooks): Promise<Map<string, BulkRowOutcome>> {
+    let uploaded = 0;
+    const ref = (job: BulkJobInfo, done: boolean): BulkJobRef => ({ id: job.id, uploaded: done });
+    const result = await bulk.upsert({
+      object: sobject,
+      externalIdFieldName: keyField,
+      rows,
+      onJob: async (job, ids) => {
+        await hooks.onJob(ref(job, false), ids);
+        progress(object, 0)(job);
+      },
+      onUploaded: async (job, ids) => {
+        await hooks.onUploaded(ref(job, true), ids);
+        uploaded = ids.length;
+        progress(object, uploaded)(job);
+      },
+      onPoll: (job) => progress(object, uploaded)(job),
+    });
+    return result.outcomes;
+  }
   const progress = (object: string, uploaded: number) => (job: BulkJobInfo) =>
     input.onProgress?.({ object, jobId: job.id, state: job.state, uploaded, processed: job.numberRecordsProcessed ?? 0, failed: job.numberRecordsFailed ?? 0 });
 
@@ -91,25 +150,37 @@ export function salesforceBulkLane(input: SalesforceBulkLaneInput): BulkLane {
         else sent.push(w);
       }
       if (sent.length === 0) return out;
-      let uploaded = 0;
-      const ref = (job: BulkJobInfo, done: boolean): BulkJobRef => ({ id: job.id, uploaded: done });
-      const result = await bulk.upsert({
-        object: spec.sobject,
-        externalIdFieldName: spec.externalIdField,
-        rows: sent.map((w) => bulkRow(spec, w, targets)),
-        onJob: async (job, ids) => {
-          await hooks.onJob(ref(job, false), ids);
-          progress(object, 0)(job);
-        },
-        onUploaded: async (job, ids) => {
-          await hooks.onUploaded(ref(job, true), ids);
-          uploaded = ids.length;
-          progress(object, uploaded)(job);
-        },
-        onPoll: (job) => progress(object, uploaded)(job),
-      });
+      const outcomes = await run(object, spec.sobject, spec.externalIdField, sent.map((w) => bulkRow(spec, w, targets)), hooks);
       const byId = new Map(sent.map((w) => [w.externalId, w]));
-      for (const [id, o] of result.outcomes) out.set(id, o.status === 'failed' ? { ok: false, error: asLinkError(spec, byId.get(id), o.error, targets) } : toResult(o));
+      for (const [id, o] of outcomes) out.set(id, o.status === 'failed' ? { ok: false, error: asLinkError(spec, byId.get(id), o.error, targets) } : toResult(o));
+      return out;
+    },
+
+    acceptsActivities: (object) => activity(object) !== undefined,
+
+    async upsertActivities(object, writes, hooks) {
+      const spec = activity(object)!;
+      const out = new Map<string, BulkRowResult>();
+      const sent: Array<{ write: ActivityWrite; row: Record<string, CsvValue>; columns: Map<string, LinkRef> }> = [];
+      for (const w of writes) {
+        const refused = input.refuseActivity(object, spec, w);
+        if (refused) out.set(w.key, { ok: false, error: refused });
+        else sent.push({ write: w, ...bulkActivityRow(spec, w, targets) });
+      }
+      if (sent.length === 0) return out;
+      const outcomes = await run(object, spec.sobject, spec.externalIdField, sent.map((s) => s.row), hooks);
+      const byKey = new Map(sent.map((s) => [s.write.key, s]));
+      for (const [key, o] of outcomes) {
+        if (o.status !== 'failed') {
+          out.set(key, toResult(o));
+          continue;
+        }
+        // A reference column no record answers: the parent (PARENT_NOT_FOUND) or a link (LINK_NOT_FOUND), as through Collections.
+        const mine = byKey.get(key);
+        const ref = o.error.field === undefined ? undefined : mine?.columns.get(o.error.field);
+        const missing = ref === undefined ? o.error : ref.object === mine!.write.parent.object && ref.externalId === mine!.write.parent.externalId ? input.parentNotFound(ref) : linkNotFound(ref, targets[ref.object]!, `${o.error.vendorCode}: ${o.error.message}`);
+        out.set(key, { ok: false, error: missing });
+      }
       return out;
     },
 

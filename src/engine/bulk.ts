@@ -18,7 +18,7 @@
  * the next run follows the same job. A job that can no longer be read (deleted) is reported and
  * recorded as a failure that may have written: only a retry of that failure sends the rows again.
  */
-import type { BulkJobRef, BulkLane, BulkRowResult, RecordWrite } from '../adapter.js';
+import type { ActivityWrite, BulkHooks, BulkJobRef, BulkLane, BulkRowResult, RecordWrite } from '../adapter.js';
 import { planBatches, type Batch } from '../batcher.js';
 import { CrmError, CrmErrorKind } from '../errors.js';
 import { bulkNote } from './bulk-note.js';
@@ -55,18 +55,26 @@ const failedWith = (group: readonly Held[], error: CrmError): Decided[] => group
 
 const laneError = (ctx: EngineContext, message: string, vendorCode: string, kind: CrmError['kind'] = CrmErrorKind.transient) => new CrmError(message, { vendor: ctx.adapter.name, kind, vendorCode });
 
-/** The one write each group sends (values merged in event order, links, the record's known id), by external id. */
-function writesOf(object: string, groups: Groups): RecordWrite[] {
-  const batch: Batch<Held> = { op: 'upsert', object, groups };
-  const round = openRound(batch, groups, { memo: new Map() }, { suspect: new Set(), inherited: new Set(), heldAbsent: new Set() });
-  return round.writes as RecordWrite[];
+/** The one write each group sends (values merged in event order, links, the record's known id). */
+function writesOf(op: Batch<Held>['op'], object: string, groups: Groups): (RecordWrite | ActivityWrite)[] {
+  const batch: Batch<Held> = { op, object, groups };
+  return openRound(batch, groups, { memo: new Map() }, { suspect: new Set(), inherited: new Set(), heldAbsent: new Set() }).writes;
+}
+
+/** What a group's row is matched by in the job's results: a record's external id, an activity's key. */
+const rowId = (group: readonly Held[]): string => (group[0]!.op === 'upsert' ? group[0]!.action.externalId! : group[0]!.key);
+const writeId = (w: RecordWrite | ActivityWrite): string => ('externalId' in w ? w.externalId : w.key);
+
+/** The lane's upsert for this op: records by external id, activities by key. */
+function laneUpsert(lane: BulkLane, op: Batch<Held>['op'], object: string, writes: (RecordWrite | ActivityWrite)[], hooks: BulkHooks): Promise<Map<string, BulkRowResult>> {
+  return op === 'upsert' ? lane.upsert(object, writes as RecordWrite[], hooks) : lane.upsertActivities!(object, writes as ActivityWrite[], hooks);
 }
 
 /** Sort each group by its row's end. `absent`: what a row with no end in the results means. */
 function sortRows(ctx: EngineContext, groups: Groups, results: ReadonlyMap<string, BulkRowResult>, absent: 'unprocessed' | 'unknown', out: Sorted, again: Groups): void {
   for (const group of groups) {
-    const r = results.get(group[0]!.action.externalId!);
-    if (r?.ok) out.done.push(...writtenGroup('upsert', group, r, 1));
+    const r = results.get(rowId(group));
+    if (r?.ok) out.done.push(...writtenGroup(group[0]!.op, group, r, 1));
     else if (r && !('unprocessed' in r)) out.unsent.push(...failedWith(group, r.error));
     else if (r || absent === 'unprocessed') again.push(group);
     else out.failed.push(...failedWith(group, laneError(ctx, 'the Bulk job ended without a result for this row; it may or may not have been written', 'BULK_ROW_NO_RESULT')));
@@ -101,7 +109,7 @@ async function followJobs(ctx: EngineContext, lane: BulkLane, object: string, gr
 }
 
 /** Upload these groups in new jobs, each noted on its rows' claims before its data leaves. */
-async function uploadJobs(ctx: EngineContext, call: Call, lane: BulkLane, object: string, groups: Groups, out: Sorted): Promise<void> {
+async function uploadJobs(ctx: EngineContext, call: Call, lane: BulkLane, op: Batch<Held>['op'], object: string, groups: Groups, out: Sorted): Promise<void> {
   ctx.quota.check();
   const lostAtStart = await call.keeper.confirm(groups.flat().map((i) => i.key));
   const live: Groups = [];
@@ -110,8 +118,8 @@ async function uploadJobs(ctx: EngineContext, call: Call, lane: BulkLane, object
     else out.lost.push(...group.map((item) => ({ item, outcome: { key: item.key, status: 'in_flight' as const, attempts: 0 } })));
   }
   if (live.length === 0) return;
-  const writes = writesOf(object, live);
-  const byId = new Map(writes.map((w, i) => [w.externalId, live[i]!]));
+  const writes = writesOf(op, object, live);
+  const byId = new Map(writes.map((w, i) => [writeId(w), live[i]!]));
   const noted = new Set<Held[]>();
   let lost = new Set<string>();
   const note = async (job: BulkJobRef, ids: readonly string[]) => {
@@ -127,7 +135,7 @@ async function uploadJobs(ctx: EngineContext, call: Call, lane: BulkLane, object
   };
   let results: Map<string, BulkRowResult>;
   try {
-    results = await lane.upsert(object, writes, { onJob: note, onUploaded: note });
+    results = await laneUpsert(lane, op, object, writes, { onJob: note, onUploaded: note });
   } catch (err) {
     if (!(err instanceof ClaimLostError) && !(err instanceof CrmError)) {
       // Not the CRM's answer (the ledger failed to take the note): the claims go back, best effort, and the error stands.
@@ -165,7 +173,7 @@ const takes = (call: Call, lane: BulkLane, count: number) => count > 0 && (call.
  * The lane for one object's upserts: jobs recorded by earlier holders are followed first (their
  * unprocessed rows join the rest), then the rest is uploaded when the call's choice takes it.
  */
-async function objectLane(ctx: EngineContext, call: Call, lane: BulkLane, object: string, items: readonly Held[]): Promise<BulkStage> {
+async function objectLane(ctx: EngineContext, call: Call, lane: BulkLane, op: Batch<Held>['op'], object: string, items: readonly Held[]): Promise<BulkStage> {
   const groups = planBatches(items, Number.MAX_SAFE_INTEGER)[0]!.groups;
   const inherited = groups.filter((g) => g.some((i) => i.bulkJob));
   const fresh = groups.filter((g) => !g.some((i) => i.bulkJob));
@@ -175,13 +183,22 @@ async function objectLane(ctx: EngineContext, call: Call, lane: BulkLane, object
   if (inherited.length > 0) await followJobs(ctx, lane, object, inherited, out, again);
   const next = [...again, ...fresh];
   const rest = takes(call, lane, next.length) ? [] : next.flat();
-  if (rest.length === 0 && next.length > 0) await uploadJobs(ctx, call, lane, object, next, out);
+  if (rest.length === 0 && next.length > 0) await uploadJobs(ctx, call, lane, op, object, next, out);
   return { decided: await settle(ctx, call, out), rest };
 }
 
 /**
- * Of these upserts (one link level), send those the bulk lane takes; the rest (and every create)
- * is left to the batch calls. Objects go one after another, each in its own jobs.
+ * Whether the lane takes this item: a record upsert of an object it accepts, or an activity create
+ * upserted on its key (never a keyless create: its dedupe-window slot belongs to the batch calls).
+ */
+function laneTakes(ctx: EngineContext, lane: BulkLane, item: Held): boolean {
+  if (item.op === 'upsert') return lane.accepts(item.object);
+  return ctx.adapter.capabilities.nativeActivityUpsert && lane.upsertActivities !== undefined && lane.acceptsActivities?.(item.object) === true && !item.keyless && item.slot === undefined;
+}
+
+/**
+ * Of these items (one link level's upserts, or the creates), send those the bulk lane takes; the
+ * rest is left to the batch calls. Objects go one after another, each in its own jobs.
  */
 export async function bulkStage(ctx: EngineContext, call: Call, items: readonly Held[]): Promise<BulkStage> {
   const lane = ctx.adapter.bulkLane;
@@ -189,13 +206,14 @@ export async function bulkStage(ctx: EngineContext, call: Call, items: readonly 
   const byObject = new Map<string, Held[]>();
   const rest: Held[] = [];
   for (const item of items) {
-    if (item.op !== 'upsert' || !lane.accepts(item.object)) rest.push(item);
-    else if (byObject.has(item.object)) byObject.get(item.object)!.push(item);
-    else byObject.set(item.object, [item]);
+    const id = `${item.op}\u0000${item.object}`;
+    if (!laneTakes(ctx, lane, item)) rest.push(item);
+    else if (byObject.has(id)) byObject.get(id)!.push(item);
+    else byObject.set(id, [item]);
   }
   const decided: Decided[] = [];
-  for (const [object, mine] of byObject) {
-    const done = await objectLane(ctx, call, lane, object, mine);
+  for (const mine of byObject.values()) {
+    const done = await objectLane(ctx, call, lane, mine[0]!.op, mine[0]!.object, mine);
     decided.push(...done.decided);
     rest.push(...done.rest);
   }

@@ -136,7 +136,7 @@ export async function claimStage(ctx: EngineContext, call: Call, all: readonly P
     const marked = claim.mark === undefined ? {} : item.markId !== undefined ? { mark: claim.mark } : parentIdOf(claim.mark);
     const dead = claim.deadSeenAt !== undefined ? { deadSeenAt: claim.deadSeenAt } : {};
     const holder = claim.holder && item.markId !== undefined ? { holder: claim.holder } : {};
-    const job = item.op === 'upsert' ? inheritedJob(claim.entry) : undefined;
+    const job = inheritedJob(claim.entry);
     held.push(extend(item, { token: claim.token!, entryAttempts: claim.entry.attempts, recovered, ...marked, ...dead, ...holder, ...(job ? { bulkJob: job } : {}) }));
   });
   // Long calls (rate limits, model calls, slow CRMs) keep every claim alive while we work.

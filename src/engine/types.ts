@@ -72,8 +72,8 @@ export interface Held extends Planned {
   /** The pending dedupe-window slot this item holds. */
   readonly slot?: HeldSlot;
   /**
-   * Upserts: the Bulk job an earlier holder of this claim recorded it in (and did not settle):
-   * followed, never uploaded again (bulk.ts).
+   * The Bulk job an earlier holder of this claim recorded it in (and did not settle): followed,
+   * never uploaded again (bulk.ts).
    */
   readonly bulkJob?: BulkJobRef;
   /**

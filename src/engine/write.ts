@@ -296,7 +296,7 @@ function learnWritten(ctx: EngineContext, decided: readonly Decided[], written: 
 
 /**
  * Upserts level by level (each level's large groups through the bulk lane first, bulk.ts, the
- * rest in batch calls), then the creates that attach to them.
+ * rest in batch calls), then the creates that attach to them (the lane's first, in jobs of their own).
  */
 export async function writeStage(ctx: EngineContext, call: Call, items: readonly Held[]): Promise<Decided[]> {
   const maxBatch = ctx.adapter.capabilities.maxBatch;
@@ -315,6 +315,8 @@ export async function writeStage(ctx: EngineContext, call: Call, items: readonly
     }
     learnWritten(ctx, decided, written);
   }
-  await writeBatches(ctx, call, planBatches(creates, maxBatch), written, decided);
+  const lane = await bulkStage(ctx, call, creates);
+  decided.push(...lane.decided);
+  await writeBatches(ctx, call, planBatches(lane.rest, maxBatch), written, decided);
   return decided;
 }

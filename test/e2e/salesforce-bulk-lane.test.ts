@@ -22,7 +22,13 @@ const fast = { retries: 4, minTimeoutMs: 5, maxTimeoutMs: 20 };
 export const bulkObjects: SalesforceAdapterOptions['objects'] = {
   company: { kind: 'record', sobject: 'Account', externalIdField: EXT, fields: ['Name'] },
   contact: { kind: 'record', sobject: 'Contact', externalIdField: EXT, fields: ['Email', 'FirstName', 'LastName', 'Level__c'], links: { company: 'AccountId' } },
+  task: { kind: 'activity', sobject: 'Task', externalIdField: 'AI_Idempotency_Key__c', fields: ['Subject', 'Description', 'Status'], parents: { contact: 'WhoId', company: 'WhatId' } },
 };
+const task = (i: number, parent = `c-${i}`) => ({
+  source: 'backfill', eventId: `tk-${i}`, occurredAt, op: 'create', object: 'task', target: { object: 'contact', externalId: parent },
+  fields: { Subject: `Call ${i}`, Description: i % 50 === 0 ? 'said "yes", then\nhung up' : `notes ${i}`, Status: 'Completed' },
+  links: [{ object: 'company', externalId: `a-${i % 20}` }],
+});
 
 const occurredAt = '2026-12-01T09:00:00.000Z';
 const company = (i: number) => ({ source: 'backfill', eventId: `co-${i}`, occurredAt, op: 'upsert', object: 'company', externalId: `a-${i}`, fields: { Name: `Account ${i}` } });
@@ -301,5 +307,35 @@ describe('the bulk lane (Salesforce Bulk API 2.0) under the ledger', () => {
     expect(statuses(retried)).toEqual({ updated: 2_400 });
     expect(fake.records('Contact')).toHaveLength(2_400);
     expect(byExt(fake.records('Contact')).get('c-9')!.FirstName).toBe('Second 9');
+  });
+
+  it('tasks go in a job of their own after the contacts they attach to, parent and link as reference columns; a missing parent fails PARENT_NOT_FOUND', async () => {
+    const { fake, sync } = await org({ pollsToComplete: 2 });
+    const actions = [...Array.from({ length: 20 }, (_, i) => company(i)), ...Array.from({ length: 2_500 }, (_, i) => contact(i, 20)), ...Array.from({ length: 2_500 }, (_, i) => task(i)), task(9_999, 'c-missing')];
+    const outcomes = await each(sync(), actions);
+    expect(statuses(outcomes)).toEqual({ created: 20 + 2_500 + 2_500, failed: 1 });
+    expect(outcomes.at(-1)!.error).toMatchObject({ vendorCode: 'PARENT_NOT_FOUND', retryable: false });
+    expect(outcomes.at(-1)!.error!.message).toContain('parent contact "c-missing"');
+    expect(fake.bulkJobs()).toMatchObject([{ object: 'Contact', rows: 2_500, state: 'JobComplete' }, { object: 'Task', rows: 2_500, state: 'JobComplete' }]);
+    // The task whose parent was never written is held back to the end of the walk (docs/api.md), where
+    // its parent is read and not found: it is never sent. No task went through Collections.
+    expect(fake.count('GET /query')).toBe(1);
+    expect(fake.count('PATCH /composite/sobjects/Task')).toBe(0);
+    const contacts = byExt(fake.records('Contact'));
+    const accounts = byExt(fake.records('Account'));
+    const tasks = fake.records('Task');
+    expect(tasks).toHaveLength(2_500);
+    const byKey = new Map(tasks.map((t) => [String(t.AI_Idempotency_Key__c), t]));
+    for (let i = 0; i < 2_500; i++) {
+      const t = byKey.get(outcomes[20 + 2_500 + i]!.key)!;
+      expect(t).toMatchObject({ WhoId: contacts.get(`c-${i}`)!.Id, WhatId: accounts.get(`a-${i % 20}`)!.Id, Subject: `Call ${i}` });
+      expect(outcomes[20 + 2_500 + i]!.recordId).toBe(t.Id);
+    }
+    expect(byKey.get(outcomes[20 + 2_500]!.key)!.Description).toBe('said "yes", then\nhung up');
+
+    fake.core.resetLog();
+    // Again: everything written is replayed; the failed task is tried again (its parents read, still missing), nothing sent.
+    expect(statuses(await each(sync(), actions))).toEqual({ replayed: 20 + 2_500 + 2_500, failed: 1 });
+    expect(Object.keys(fake.counts())).toEqual(['GET /query']);
   });
 });
