@@ -96,6 +96,8 @@ interface LaneRun {
   byEndpoint: Record<string, number>;
   apiCallsCounted: number;
   jobs: { object: string; rows: number; state: string }[];
+  /** Bytes of CSV uploaded into the jobs (UTF-8). */
+  uploadBytes: number;
   replayMs: number;
 }
 
@@ -185,6 +187,9 @@ async function runLane(lane: Lane, o: BulkBenchOptions): Promise<LaneRun> {
     const requests = fake.count();
     const apiCallsCounted = fake.apiUsage().used;
     const jobs = fake.bulkJobs().map((j) => ({ object: j.object, rows: j.rows, state: j.state }));
+    const uploadBytes = fake.requests
+      .filter((r) => r.method === 'PUT' && r.path.endsWith('/batches'))
+      .reduce((sum, r) => sum + Buffer.byteLength(r.raw ?? (typeof r.body === 'string' ? r.body : '')), 0);
 
     const replay = newSync();
     const r0 = performance.now();
@@ -197,7 +202,7 @@ async function runLane(lane: Lane, o: BulkBenchOptions): Promise<LaneRun> {
 
     return {
       wallMs, fakeServerMs, modelledMs: wallMs + clock.t.requested - clock.t.slept, waitsRequestedMs: clock.t.requested, waitsSleptMs: clock.t.slept,
-      requests, byEndpoint, apiCallsCounted, jobs, replayMs,
+      requests, byEndpoint, apiCallsCounted, jobs, uploadBytes, replayMs,
     };
   } finally {
     await front.close();
@@ -234,6 +239,8 @@ export async function runBulkBench(o: BulkBenchOptions): Promise<Record<string, 
       apiCallsCounted: first.apiCallsCounted,
       bulkJobs: first.jobs,
       bulkRecordsCounted: bulkRows,
+      uploadBytes: first.uploadBytes,
+      uploadBytesPerRow: bulkRows > 0 ? round(first.uploadBytes / bulkRows, 1) : 0,
       measured: {
         wallSeconds: seconds(wall), rowsPerSecond: Math.round(rows / (wall / 1000)),
         fakeServerSeconds: seconds(server), passes: r.map((x) => seconds(x.wallMs)),

@@ -24,13 +24,16 @@ describe('bench:bulk (short)', () => {
       },
       bulkJobs: [{ object: 'Contact', rows: 3_000, state: 'JobComplete' }],
       bulkRecordsCounted: 3_000,
+      uploadBytes: expect.any(Number),
       replay: { requests: 0 },
     });
+    expect(lanes.bulk.uploadBytes as number).toBeGreaterThan(3_000 * 30);
     expect(lanes.collections).toMatchObject({
       requests: 16,
       apiCallsCounted: 16,
       byEndpoint: { 'PATCH /composite/sobjects/Account/AI_External_Id__c': 1, 'PATCH /composite/sobjects/Contact/AI_External_Id__c': 15 },
       bulkJobs: [],
+      uploadBytes: 0,
       replay: { requests: 0 },
     });
     // Three polls of 5 s each put back at full length; none in Collections.
