@@ -119,9 +119,12 @@ function scaledClock(scale: number) {
   return { t, sleep };
 }
 
-function expectAll(outcomes: readonly Outcome[], status: Outcome['status'], what: string): void {
-  const other = outcomes.find((o) => o.status !== status);
-  if (other) throw new Error(`bench:bulk ${what}: ${other.key} ended ${other.status}${other.error ? ` (${other.error.message})` : ''}, expected ${status}`);
+function expectAll(outcomes: readonly (Outcome | undefined)[], count: number, status: Outcome['status'], what: string): void {
+  if (outcomes.length !== count) throw new Error(`bench:bulk ${what}: ${outcomes.length} outcomes for ${count} actions`);
+  const i = outcomes.findIndex((o) => o?.status !== status);
+  if (i < 0) return;
+  const other = outcomes[i];
+  throw new Error(`bench:bulk ${what}: action ${i} ${other ? `(${other.key}) ended ${other.status}${other.error ? ` (${other.error.message})` : ''}` : 'has no outcome'}, expected ${status}`);
 }
 
 /** Every contact once, linked to its account's Id; every account once. */
@@ -180,8 +183,7 @@ async function runLane(lane: Lane, o: BulkBenchOptions): Promise<LaneRun> {
     const wallMs = performance.now() - t0;
     const fakeServerMs = serverMs;
     await first.close();
-    expectAll(written, 'created', `${lane} first run`);
-    if (written.length !== o.accounts + o.n) throw new Error(`bench:bulk ${lane}: ${written.length} outcomes for ${o.accounts + o.n} actions`);
+    expectAll(written, o.accounts + o.n, 'created', `${lane} first run`);
     checkStored(fake, o, lane);
     const byEndpoint = fake.counts();
     const requests = fake.count();
@@ -196,7 +198,7 @@ async function runLane(lane: Lane, o: BulkBenchOptions): Promise<LaneRun> {
     const replayed = await write(replay);
     const replayMs = performance.now() - r0;
     await replay.close();
-    expectAll(replayed, 'replayed', `${lane} replay`);
+    expectAll(replayed, o.accounts + o.n, 'replayed', `${lane} replay`);
     const replayRequests = fake.count() - requests;
     if (replayRequests !== 0) throw new Error(`bench:bulk ${lane} replay: ${replayRequests} requests (${JSON.stringify(fake.counts())}), expected 0`);
 
