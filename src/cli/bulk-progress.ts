@@ -1,5 +1,5 @@
 /**
- * The line `sync` shows on a terminal for each job of the bulk lane (Salesforce Bulk API 2.0),
+ * The line `sync` shows on a terminal for each job of the adapter's bulk lane (a Bulk API 2.0 job),
  * redrawn in place as the job moves and ended with a newline once the job is over:
  *
  *   contact job 750xx: uploaded 10,000, processed 4,000, failed 12 (InProgress)

@@ -1,6 +1,6 @@
 /**
  * What `sync --dry-run` says about the bulk lane: which objects' upserts a run would send through
- * bulk jobs (Salesforce Bulk API 2.0) instead of the batch requests each line previews. A run
+ * the adapter's bulk jobs instead of the batch requests each line previews. A run
  * sends the file in calls of up to 50,000 actions that need a write (with the lane in use); in a
  * call, an object's upserts (one per record) go through a job under `always`, or under `auto`
  * once they reach the lane's `minRecords`. The plan counts the same way, call by call.

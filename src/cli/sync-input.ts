@@ -5,7 +5,7 @@ import type { Readable } from 'node:stream';
 import type { BulkMode } from '../engine/types.js';
 import { UsageError } from './exit.js';
 
-/** `--bulk`: whether large upserts go through the CRM's bulk lane (a Salesforce Bulk API 2.0 job). */
+/** `--bulk`: whether large upserts go through the adapter's bulk lane (a Bulk API 2.0 job), where it has one. */
 export const BULK_MODES = ['auto', 'always', 'never'] as const satisfies readonly BulkMode[];
 
 export interface SyncFlags {

@@ -110,6 +110,14 @@ describe('sync --bulk', () => {
     expect(fake.count()).toBe(0);
   });
 
+  it('always or never with --queue is a usage error: the workers choose, under auto', async () => {
+    const { fake, config, file } = await org(1);
+    const run = await runCli(['sync', file, '--config', config, '--queue', 'redis://127.0.0.1:1', '--bulk', 'always'], { env });
+    expect(run.code).toBe(2);
+    expect(run.stderr).toContain('--bulk always cannot be combined with --queue');
+    expect(fake.count()).toBe(0);
+  });
+
   it.each([
     ['minRecords', 0],
     ['pollIntervalMs', -5],
