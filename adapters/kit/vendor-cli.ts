@@ -53,6 +53,18 @@ export interface RequestPreview {
   body: unknown;
 }
 
+/** Where one job of an adapter's bulk lane stands (Salesforce's `BulkProgress` has this shape). */
+export interface BulkJobProgress {
+  /** The logical object and the job. */
+  object: string;
+  jobId: string;
+  /** The job's state as last read (`Open`, `UploadComplete`, `InProgress`, `JobComplete`, `Failed`, `Aborted`). */
+  state: string;
+  uploaded: number;
+  processed: number;
+  failed: number;
+}
+
 /** A fake CRM serving the demo on loopback. */
 export interface DemoFake {
   url: string;
@@ -98,8 +110,16 @@ export interface VendorCli<Section> {
   /** Credentials for a dry run, which builds the adapter but sends nothing (applied where unset). */
   readonly dryRunEnv: Readonly<Record<string, string>>;
 
-  /** The adapter the section describes, credentials from `env`. */
-  buildAdapter(section: Section, env: NodeJS.ProcessEnv, options: { rateBudget?: RateBudget; fieldDefinitions?: FieldDefinitionsFile }): Promise<CrmAdapter>;
+  /**
+   * The adapter the section describes, credentials from `env`. `onBulkProgress` is called as each
+   * job of its bulk lane moves (a CRM without one ignores it).
+   */
+  buildAdapter(section: Section, env: NodeJS.ProcessEnv, options: { rateBudget?: RateBudget; fieldDefinitions?: FieldDefinitionsFile; onBulkProgress?: (progress: BulkJobProgress) => void }): Promise<CrmAdapter>;
+  /**
+   * What one job of the adapter's bulk lane sends, as `sync --dry-run` names it:
+   * `a Bulk API 2.0 job (create, upload, close, polls, results)`. Absent for a CRM without a bulk lane.
+   */
+  readonly bulkJob?: string;
   /** The request the adapter would send for `action` under `key`, from the adapter's own request builders. */
   previewRequest(section: Section, action: Action, key: string): RequestPreview;
   /** Verify (or, with `create`, create) the id, key and allowlisted fields through the CRM API. */

@@ -6,7 +6,7 @@
 import type { FieldDefinitionsFile } from '../../schemas/field-definitions.js';
 import { ConfigError, registerSecret } from '../../src/errors.js';
 import type { Fields } from '../../src/adapter.js';
-import { inventoryOf, type InventoryTable, type VendorCli } from '../kit/vendor-cli.js';
+import { inventoryOf, type BulkJobProgress, type InventoryTable, type VendorCli } from '../kit/vendor-cli.js';
 import { SALESFORCE_INSTANCE_ENV, SALESFORCE_TOKEN_ENV, salesforceConfigSchema, type SalesforceConfig } from './salesforce-config.js';
 import { activityLookups, activityValues, collectionRecord, collectionUrl, linkTargets, recordValues } from './salesforce-requests.js';
 import type { RateBudget } from '../../src/rate-budget.js';
@@ -88,7 +88,7 @@ const SALES_ACTIONS = [
 ];
 
 /** The adapter a section describes, credentials from `env` (the token never comes from the file). */
-async function adapterFrom(sf: SalesforceConfig, env: NodeJS.ProcessEnv, rateBudget?: RateBudget, fieldDefinitions?: FieldDefinitionsFile): Promise<SalesforceAdapter> {
+async function adapterFrom(sf: SalesforceConfig, env: NodeJS.ProcessEnv, rateBudget?: RateBudget, fieldDefinitions?: FieldDefinitionsFile, onProgress?: (progress: BulkJobProgress) => void): Promise<SalesforceAdapter> {
   // First: without jsforce (an optional peer) this throws the ConfigError naming what to install.
   const { salesforceAdapter } = await import('./salesforce-adapter.js');
   const accessToken = env[SALESFORCE_TOKEN_ENV];
@@ -96,6 +96,7 @@ async function adapterFrom(sf: SalesforceConfig, env: NodeJS.ProcessEnv, rateBud
   if (!accessToken) throw new ConfigError(`${SALESFORCE_TOKEN_ENV} is not set: export the Salesforce access token in the environment (it never goes in the config file)`);
   if (!instanceUrl) throw new ConfigError(`salesforce.instanceUrl is not set: put it in the config file or set ${SALESFORCE_INSTANCE_ENV}`);
   registerSecret(accessToken);
+  const bulk = { ...sf.bulk, ...(onProgress ? { onProgress } : {}) };
   return salesforceAdapter({
     accessToken,
     instanceUrl,
@@ -105,6 +106,7 @@ async function adapterFrom(sf: SalesforceConfig, env: NodeJS.ProcessEnv, rateBud
     ...(sf.dailyLimitShare !== undefined ? { dailyLimitShare: sf.dailyLimitShare } : {}),
     ...(sf.allowDuplicateSave !== undefined ? { allowDuplicateSave: sf.allowDuplicateSave } : {}),
     ...(rateBudget ? { rateBudget } : {}),
+    ...(Object.keys(bulk).length > 0 ? { bulk } : {}),
   });
 }
 
@@ -116,7 +118,8 @@ export const salesforceCli: VendorCli<SalesforceConfig> = {
   secretEnv: [SALESFORCE_TOKEN_ENV],
   dryRunEnv: { [SALESFORCE_TOKEN_ENV]: 'dry-run-sends-nothing', [SALESFORCE_INSTANCE_ENV]: 'https://dry-run.invalid' },
 
-  buildAdapter: (sf, env, { rateBudget, fieldDefinitions }) => adapterFrom(sf, env, rateBudget, fieldDefinitions),
+  buildAdapter: (sf, env, { rateBudget, fieldDefinitions, onBulkProgress }) => adapterFrom(sf, env, rateBudget, fieldDefinitions, onBulkProgress),
+  bulkJob: 'a Bulk API 2.0 job (create, upload, close, polls, results)',
 
   async pullFields(sf, env, { now }) {
     const adapter = await adapterFrom(sf, env);

@@ -47,6 +47,24 @@ export const salesforceActivitySchema = z.strictObject({
 export const salesforceObjectSchema = z.discriminatedUnion('kind', [salesforceRecordSchema, salesforceActivitySchema]);
 export type SalesforceObjectConfig = z.infer<typeof salesforceObjectSchema>;
 
+/**
+ * `salesforce.bulk`: when `sync` sends large upserts through a Bulk API 2.0 job and how it waits
+ * for one; each key is passed to the adapter's `bulk` options (defaults in SalesforceBulkOptions).
+ */
+export const salesforceBulkConfigSchema = z.strictObject({
+  /** Fewest upserts of one object in one call that go through a job under `--bulk auto`. Default 2,000. */
+  minRecords: z.number().int().positive().optional(),
+  /** Wait before the first poll of a job, and the first backoff step, in ms. Default 5,000. */
+  pollIntervalMs: z.number().int().positive().optional(),
+  /** Longest wait between two polls, in ms. Default 30,000. */
+  maxPollIntervalMs: z.number().int().positive().optional(),
+  /** Stop following a job (it goes on in Salesforce; the next run follows it) after this many ms of polling. Default 3,600,000. */
+  timeoutMs: z.number().int().positive().optional(),
+  /** Largest upload body in bytes; more rows go into further jobs. Default 100,000,000. */
+  maxUploadBytes: z.number().int().positive().optional(),
+});
+export type SalesforceBulkConfig = z.infer<typeof salesforceBulkConfigSchema>;
+
 export const salesforceConfigSchema = configSection(SALESFORCE_TOKEN_ENV, {
   /** `https://yourorg.my.salesforce.com`. Default: env SF_INSTANCE_URL. */
   instanceUrl: z.url().optional(),
@@ -57,5 +75,7 @@ export const salesforceConfigSchema = configSection(SALESFORCE_TOKEN_ENV, {
   dailyLimitShare: z.number().gt(0).max(1).optional(),
   /** Let duplicate rules allow the save. Default false. */
   allowDuplicateSave: z.boolean().optional(),
+  /** Bulk API 2.0 for large upserts: threshold, polling, timeout, upload size. */
+  bulk: salesforceBulkConfigSchema.optional(),
 });
 export type SalesforceConfig = z.infer<typeof salesforceConfigSchema>;

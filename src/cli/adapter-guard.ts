@@ -10,7 +10,7 @@
  * not-retryable "not sent" error for `unreachable`, so the engine settles the rest of the chunk in
  * flight without spending another request or retry wait on it.
  */
-import type { CrmAdapter, WriteResult } from '../adapter.js';
+import type { BulkLane, BulkRowResult, CrmAdapter, WriteResult } from '../adapter.js';
 import { CrmError } from '../errors.js';
 import { DEFAULT_RETRY } from '../retry.js';
 
@@ -49,12 +49,14 @@ export function guardAdapter(inner: CrmAdapter, options: AdapterGuardOptions = {
   };
   const refusedBy = (results: WriteResult[]) => results.find((r): r is Extract<WriteResult, { ok: false }> => !r.ok && r.error.kind === 'auth')?.error;
 
-  async function guarded<T>(call: () => Promise<T>, results?: (value: T) => WriteResult[]): Promise<T> {
+  async function guarded<T>(call: () => Promise<T>, results?: (value: T) => WriteResult[], crmOnly = false): Promise<T> {
     if (trip) throw trip.reason === 'auth' ? trip.error : notSent(trip.error);
     let value: T;
     try {
       value = await call();
     } catch (err) {
+      // A bulk job's hooks run the ledger inside the call: what they throw is not the CRM's answer.
+      if (crmOnly && !(err instanceof CrmError)) throw err;
       const crm = err instanceof CrmError ? err : inner.classifyError(err);
       if (crm.kind === 'auth') open('auth', crm);
       else if (crm.kind === 'transient' && crm.status === undefined) {
@@ -74,6 +76,17 @@ export function guardAdapter(inner: CrmAdapter, options: AdapterGuardOptions = {
     upsertRecords: (object, writes, context) => guarded(() => inner.upsertRecords(object, writes, context), (r) => r),
     createActivities: (object, writes, context) => guarded(() => inner.createActivities(object, writes, context), (r) => r),
     findActivities: (object, writes, context) => guarded(() => inner.findActivities(object, writes, context)),
+    ...(inner.bulkLane ? { bulkLane: guardLane(inner.bulkLane) } : {}),
   };
+  // A Bulk job's requests are CRM calls too: a refused token or an unreachable CRM trips the breaker from there as well.
+  function guardLane(lane: BulkLane): BulkLane {
+    const rows = (results: Map<string, BulkRowResult>) => [...results.values()].filter((r): r is WriteResult => !('unprocessed' in r));
+    return {
+      minRecords: lane.minRecords,
+      accepts: (object) => lane.accepts(object),
+      upsert: (object, writes, hooks) => guarded(() => lane.upsert(object, writes, hooks), rows, true),
+      follow: (object, job) => guarded(() => lane.follow(object, job), rows, true),
+    };
+  }
   return { adapter, tripped: () => trip };
 }

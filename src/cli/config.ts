@@ -8,6 +8,7 @@ import { readFile } from 'node:fs/promises';
 import { dirname, isAbsolute, join } from 'node:path';
 import { composeConfigSchema, type CoreConfig } from '../../schemas/config.js';
 import { formatZodIssues } from '../../schemas/parse.js';
+import type { BulkJobProgress } from '../../adapters/kit/vendor-cli.js';
 import type { CrmAdapter } from '../adapter.js';
 import type { SyncOptions } from '../engine/index.js';
 import type { RateBudget } from '../rate-budget.js';
@@ -74,13 +75,18 @@ const configDirs = new WeakMap<object, string>();
 /** The ledger file a config without `ledger` uses. */
 export const DEFAULT_LEDGER_FILE = '.crm-upsert/ledger.db';
 
+export interface BuildAdapterOptions {
+  /** False: no shared rate budget (a dry run sends nothing and must write nothing, not even its table). */
+  sharedBudget?: boolean;
+  /** Called as each job of the adapter's bulk lane moves (the CLI's progress line). */
+  onBulkProgress?: (progress: BulkJobProgress) => void;
+}
+
 /**
  * The adapter the config describes, with tokens from `env`. The vendor SDK is imported here,
  * on demand, so commands that never talk to the CRM (schema, ledger) do not load it.
- * `sharedBudget: false` leaves the shared rate budget out (a dry run sends nothing and must
- * write nothing, not even the budget's table).
  */
-export async function buildAdapter(config: Config, env: NodeJS.ProcessEnv = process.env, options: { sharedBudget?: boolean } = {}): Promise<CrmAdapter> {
+export async function buildAdapter(config: Config, env: NodeJS.ProcessEnv = process.env, options: BuildAdapterOptions = {}): Promise<CrmAdapter> {
   try {
     const shared = options.sharedBudget === false ? undefined : config.sharedRateBudget;
     if (shared) {
@@ -89,19 +95,19 @@ export async function buildAdapter(config: Config, env: NodeJS.ProcessEnv = proc
       const budget = sharedRateBudget(/^rediss?:/.test(shared.url) ? { redis: shared.url } : { postgres: shared.url }, {
         points: shared.points, durationMs: shared.durationMs, keyPrefix: shared.keyPrefix ?? `crm-upsert:budget:${config.crm}`,
       });
-      const adapter = await buildVendorAdapter(config, env, budget);
+      const adapter = await buildVendorAdapter(config, env, options.onBulkProgress, budget);
       return { ...adapter, close: async () => { await adapter.close?.(); await budget.close(); } };
     }
-    return await buildVendorAdapter(config, env);
+    return await buildVendorAdapter(config, env, options.onBulkProgress);
   } catch (err) {
     if (err instanceof ConfigError) throw new UsageError(plainMessage(err));
     throw err;
   }
 }
 
-function buildVendorAdapter(config: Config, env: NodeJS.ProcessEnv, rateBudget?: RateBudget): Promise<CrmAdapter> {
+function buildVendorAdapter(config: Config, env: NodeJS.ProcessEnv, onBulkProgress?: (progress: BulkJobProgress) => void, rateBudget?: RateBudget): Promise<CrmAdapter> {
   const fieldDefinitions = config.fieldDefinitions === undefined ? undefined : loadFieldDefinitions(config.fieldDefinitions, config.crm);
-  return vendorOf(config.crm).buildAdapter(sectionOf(config), env, { ...(rateBudget ? { rateBudget } : {}), ...(fieldDefinitions ? { fieldDefinitions } : {}) });
+  return vendorOf(config.crm).buildAdapter(sectionOf(config), env, { ...(rateBudget ? { rateBudget } : {}), ...(fieldDefinitions ? { fieldDefinitions } : {}), ...(onBulkProgress ? { onBulkProgress } : {}) });
 }
 
 /**

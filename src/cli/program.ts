@@ -22,6 +22,7 @@ import { DEFAULT_FIELDS_FILE, schemaCommand, schemaPullCommand } from './schema.
 import { SCHEMA_DIALECTS, type SchemaDialect } from '../tool-schema.js';
 import { serveCommand } from './serve.js';
 import { DEFAULT_BATCH_SIZE, syncCommand } from './sync.js';
+import { BULK_MODES } from './sync-input.js';
 import { VENDOR_NAMES } from './vendors.js';
 
 function version(): string {
@@ -103,6 +104,7 @@ export function buildProgram(setExit: (code: number) => void): Command {
     .option('--job <name>', 'hold a lock for this job name: a second overlapping run exits 3')
     .addOption(new Option('--concurrency <n>', 'batches written in parallel').argParser(positiveInt).default(1))
     .addOption(new Option('--batch-size <n>', 'lines looked up at a time, and actions that need a write per call').argParser(positiveInt).default(DEFAULT_BATCH_SIZE))
+    .addOption(new Option('--bulk <mode>', 'large upserts through the CRM\'s bulk jobs where it has them (Bulk API 2.0): auto once an object\'s upserts in a call reach the section\'s bulk.minRecords (default 2,000), always, or never').choices(BULK_MODES).default('auto'))
     .option('--dry-run', 'print what each action would do and the payload it would send; no CRM requests, no ledger writes')
     .option('--report <path>', 'write the JSON report here')
     .option('--quiet', 'off a terminal, print only the JSON summary line (no list of problems on stderr)')

@@ -17,6 +17,10 @@ export interface Progress {
   wait(wait: RateWait): void;
   /** A message on a line of its own (the stop message, warnings), to `notes`: on a TTY above the bar, never over it. */
   note(line: string): void;
+  /** On a TTY: clear the bar's line and draw nothing until `resume` (another live line, a Bulk job's, holds the terminal's last line). */
+  pause(): void;
+  /** Draw the bar again, on the line where the cursor is. */
+  resume(): void;
   /** Stop the bar and print the summary (JSON line off a TTY, a short table on one). */
   finish(summary: Summary): void;
 }
@@ -83,6 +87,8 @@ function plainProgress(stream: NodeJS.WriteStream, notes: NodeJS.WritableStream)
     update() {},
     wait() {},
     note: (line) => void notes.write(`${line}\n`),
+    pause() {},
+    resume() {},
     finish: (summary) => void stream.write(`${JSON.stringify(summary)}\n`),
   };
 }
@@ -99,6 +105,7 @@ export function createProgress(options: ProgressOptions = {}): Progress {
   let waitUntil = 0;
   let waitReason = '';
   let drawn = '';
+  let paused = false;
 
   const text = () => {
     const t = now();
@@ -117,6 +124,7 @@ export function createProgress(options: ProgressOptions = {}): Progress {
     return columns && line.length >= columns ? line.slice(0, columns - 1) : line;
   };
   const draw = () => {
+    if (paused) return;
     const line = text();
     if (line === drawn) return;
     stream.write(`\r${line}\x1b[K`);
@@ -146,8 +154,20 @@ export function createProgress(options: ProgressOptions = {}): Progress {
       drawn = '';
       draw();
     },
+    pause() {
+      if (paused) return;
+      paused = true;
+      stream.write('\r\x1b[2K');
+      drawn = '';
+    },
+    resume() {
+      paused = false;
+      drawn = '';
+      draw();
+    },
     finish(summary) {
       clearInterval(timer);
+      paused = false;
       waitUntil = 0;
       drawn = '';
       draw();

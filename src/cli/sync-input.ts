@@ -2,7 +2,11 @@
 import { createReadStream } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import type { Readable } from 'node:stream';
+import type { BulkMode } from '../engine/types.js';
 import { UsageError } from './exit.js';
+
+/** `--bulk`: whether large upserts go through the adapter's bulk lane (a Bulk API 2.0 job), where it has one. */
+export const BULK_MODES = ['auto', 'always', 'never'] as const satisfies readonly BulkMode[];
 
 export interface SyncFlags {
   config: string;
@@ -13,6 +17,11 @@ export interface SyncFlags {
   dryRun?: boolean;
   report?: string;
   maxLineBytes?: number;
+  /**
+   * `auto` (default): an object's upserts in one call go through a bulk job once they reach the
+   * lane's `minRecords`; `always`: every upsert the lane accepts; `never`: none.
+   */
+  bulk?: BulkMode;
   /** Off a terminal, print only the summary line: no list of problems on stderr. */
   quiet?: boolean;
 }

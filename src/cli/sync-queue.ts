@@ -67,6 +67,8 @@ function refuse(flags: SyncQueueFlags): void {
   if (flags.dryRun) throw new UsageError('--dry-run cannot be combined with --queue (run the dry run without --queue)');
   if (flags.job) throw new UsageError('--job cannot be combined with --queue: the queue already runs each chunk once (its job ids come from the file)');
   if (flags.report && !flags.wait) throw new UsageError('--report needs --wait with --queue (the outcomes are known once the workers ran the chunks)');
+  // The workers write the chunks, each in its own call: the lane is theirs to choose (the section's bulk.minRecords).
+  if (flags.bulk !== undefined && flags.bulk !== 'auto') throw new UsageError(`--bulk ${flags.bulk} cannot be combined with --queue: the workers write each chunk in its own call, under --bulk auto (the config section's bulk.minRecords)`);
 }
 
 /** Record what the workers returned; failed and blocked chunks leave their lines unsettled (the stop says why). */

@@ -5,13 +5,16 @@
  */
 import { createReadStream } from 'node:fs';
 import { createSync, type Sync } from '../engine/index.js';
+import type { BulkJobProgress } from '../../adapters/kit/vendor-cli.js';
 import type { CrmAdapter } from '../adapter.js';
+import type { BulkMode } from '../engine/types.js';
 import { plainMessage, type CrmError } from '../errors.js';
 import { DEFAULT_RETRY } from '../retry.js';
 import type { LedgerBackend } from '../ledger/types.js';
 import { guardAdapter, type AdapterGuard, type TripReason } from './adapter-guard.js';
 import { authFix } from './auth-hint.js';
 import { buildAdapter, DEFAULT_CLI_LEASE_MS, engineSettings, ledgerUrl, loadConfig, openConfigLedger, type Config } from './config.js';
+import { bulkProgressLine } from './bulk-progress.js';
 import { dryRun } from './dry-run.js';
 import { openInput, type SyncFlags } from './sync-input.js';
 import { ExitCode, isInfrastructureFault } from './exit.js';
@@ -78,6 +81,8 @@ export interface RunOptions {
   batchSize?: number;
   progress?: Progress;
   stop?: StopState;
+  /** Whether upserts go through the adapter's bulk lane (`--bulk`). Default `auto`. */
+  bulk?: BulkMode;
 }
 
 /** Thrown into the engine's walk to end it where it is: a stop sends nothing more. */
@@ -127,7 +132,7 @@ export async function runActions(options: RunOptions): Promise<void> {
     if (stop.reason) throw STOPPED;
   }
   try {
-    for await (const settled of sync.applyEach(actions(), { batchSize })) {
+    for await (const settled of sync.applyEach(actions(), { batchSize, bulk: options.bulk ?? 'auto' })) {
       for (const { index, outcome } of settled) {
         report.outcome(open.get(index)!, outcome);
         open.delete(index);
@@ -175,13 +180,16 @@ export interface OpenedSync {
 export interface OpenSyncHooks {
   /** The CRM refused the token, or could not be reached for a whole retry budget: stop after the chunk in flight. */
   onTrip?: (reason: TripReason, error: CrmError) => void;
+  /** Each move of a job of the adapter's bulk lane. */
+  onBulkProgress?: (progress: BulkJobProgress) => void;
 }
 
 /** The engine the config describes; `--ledger` overrides the config's ledger. */
 export async function openSync(config: Config, flags: { ledger?: string; concurrency?: number }, env: NodeJS.ProcessEnv = process.env, hooks: OpenSyncHooks = {}): Promise<OpenedSync> {
   // One batch's retry budget of connection failures in a row: the configured one when set.
   const unreachableAfter = (config.retry?.retries ?? DEFAULT_RETRY.retries) + 1;
-  const guard = guardAdapter(await buildAdapter(config, env), { unreachableAfter, ...(hooks.onTrip ? { onTrip: hooks.onTrip } : {}) });
+  const adapter = await buildAdapter(config, env, hooks.onBulkProgress ? { onBulkProgress: hooks.onBulkProgress } : {});
+  const guard = guardAdapter(adapter, { unreachableAfter, ...(hooks.onTrip ? { onTrip: hooks.onTrip } : {}) });
   const ledger = openConfigLedger(config, flags.ledger);
   const sync = createSync({ adapter: guard.adapter, ledger, ...engineSettings(config), ...(flags.concurrency ? { concurrency: flags.concurrency } : {}) });
   return { sync, adapter: guard.adapter, ledger, guard };
@@ -219,17 +227,19 @@ export async function syncCommand(file: string, flags: SyncFlags): Promise<numbe
   if (flags.dryRun) return dryRun(file, config, flags);
   const input = await openInput(file);
   const stop: StopState = {};
+  let progress: Progress | undefined;
+  // One line per Bulk job on a terminal's stderr; the bar steps aside while it is drawn.
+  const jobLine = bulkProgressLine(process.stderr, { pause: () => progress?.pause(), resume: () => progress?.resume() });
   let opened: OpenedSync;
   try {
     await preflight(config, flags);
-    opened = await openSync(config, flags, process.env, { onTrip: tripHandler(config, stop) });
+    opened = await openSync(config, flags, process.env, { onTrip: tripHandler(config, stop), ...(jobLine ? { onBulkProgress: jobLine.update } : {}) });
   } catch (err) {
     input.destroy();
     throw err;
   }
   const { sync, adapter, ledger } = opened;
   const started = Date.now();
-  let progress: Progress | undefined;
   // Above the bar on a TTY, never over it.
   const say = (line: string) => (progress ? progress.note(line) : void process.stderr.write(`${line}\n`));
   const disposeSignals = handleSignals(stop, () => input.destroy(), say);
@@ -261,14 +271,23 @@ export async function syncCommand(file: string, flags: SyncFlags): Promise<numbe
         lines: readLines(input, { maxLineBytes: flags.maxLineBytes ?? DEFAULT_MAX_LINE_BYTES }),
         report,
         batchSize: flags.batchSize,
-        progress,
+        // A call's jobs are over when it settles: a line left open by one not followed to its end is ended there.
+        progress: {
+          ...bar,
+          update(done, counts) {
+            jobLine?.end();
+            bar.update(done, counts);
+          },
+        },
         stop,
+        bulk: flags.bulk ?? 'auto',
       }));
     } catch (err) {
       if (!isInfrastructureFault(err)) throw err;
       stopForFault(stop, err);
       input.destroy();
     }
+    jobLine?.end();
     const apiCalls = adapter.apiCalls();
     const stopped = stopInfo(stop);
     if (flags.report) await writeReport(flags.report, report.toJSON(apiCalls, stopped));

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { CrmAdapter, RecordWrite, WriteResult } from '../../src/adapter.js';
+import type { BulkLane, CrmAdapter, RecordWrite, WriteResult } from '../../src/adapter.js';
 import { guardAdapter } from '../../src/cli/adapter-guard.js';
 import { authFix } from '../../src/cli/auth-hint.js';
 import { parseConfig } from '../../src/cli/config.js';
@@ -86,6 +86,52 @@ describe('guardAdapter', () => {
     for (let i = 0; i < 4; i++) await expect(guard.adapter.upsertRecords('contact', [write(i)])).rejects.toThrow();
 
     expect(guard.tripped()).toBeUndefined();
+  });
+
+  it('guards the bulk lane too: a job refused for auth trips the breaker and no later job is sent', async () => {
+    const refused = new CrmError('HTTP 401 INVALID_SESSION_ID', { vendor: 'stub', kind: 'auth', status: 401 });
+    let jobs = 0;
+    const lane: BulkLane = {
+      minRecords: 2_000,
+      accepts: () => true,
+      upsert: async () => {
+        jobs += 1;
+        throw refused;
+      },
+      follow: async () => {
+        jobs += 1;
+        return new Map();
+      },
+    };
+    const trips: string[] = [];
+    const guard = guardAdapter({ ...stubAdapter(() => []), bulkLane: lane }, { onTrip: (reason) => trips.push(reason) });
+    const hooks = { onJob: async () => undefined, onUploaded: async () => undefined };
+
+    await expect(guard.adapter.bulkLane!.upsert('contact', [write(1)], hooks)).rejects.toBe(refused);
+    await expect(guard.adapter.bulkLane!.upsert('contact', [write(2)], hooks)).rejects.toBe(refused);
+    await expect(guard.adapter.bulkLane!.follow('contact', { id: '750x', uploaded: true })).rejects.toBe(refused);
+    expect(jobs).toBe(1);
+    expect(trips).toEqual(['auth']);
+    expect(guard.adapter.bulkLane!.minRecords).toBe(2_000);
+  });
+
+  it('does not count what a bulk job\'s ledger hooks throw as the CRM unreachable', async () => {
+    const ledgerDown = new LedgerError('sqlite ledger note failed');
+    const lane: BulkLane = {
+      minRecords: 1,
+      accepts: () => true,
+      upsert: async (_object, writes, hooks) => {
+        await hooks.onJob({ id: '750x', uploaded: false }, writes.map((w) => w.externalId));
+        return new Map();
+      },
+      follow: async () => new Map(),
+    };
+    const guard = guardAdapter({ ...stubAdapter(() => []), bulkLane: lane }, { unreachableAfter: 1 });
+    const hooks = { onJob: async () => Promise.reject(ledgerDown), onUploaded: async () => undefined };
+
+    await expect(guard.adapter.bulkLane!.upsert('contact', [write(1)], hooks)).rejects.toBe(ledgerDown);
+    expect(guard.tripped()).toBeUndefined();
+    await expect(guard.adapter.bulkLane!.follow('contact', { id: '750x', uploaded: true })).resolves.toEqual(new Map());
   });
 });
 

@@ -1,13 +1,14 @@
 /**
  * `crm-upsert sync` on a terminal, run under a pseudo-terminal (python3's pty module) against the
  * fake HubSpot: the bar, the line saying what a wait is for, lines held by another run not
- * counted as failures, the summary table instead of JSON, and Ctrl-C's message on its own line.
+ * counted as failures, the summary table instead of JSON, and Ctrl-C's message on its own line;
+ * against the fake Salesforce, a Bulk job's line above the bar.
  */
 import { spawn } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { fakeHubSpot, type FakeHubSpot } from '../../adapters/testing/index.js';
+import { fakeHubSpot, fakeSalesforce, type FakeHubSpot } from '../../adapters/testing/index.js';
 import { deriveKey, fingerprintOf, openLedger } from '../../src/index.js';
 import { BIN, cliEnv, contactLine, ensureBuilt, tempDir, writeHubSpotConfig } from './helpers.js';
 
@@ -153,5 +154,38 @@ describe('crm-upsert sync on a terminal', () => {
     expect(lines[at + 1]).toMatch(/^sync [█░]{24} \d+\/10 lines \| /);
     expect(lines.join('\n')).toMatch(/ {2}stopped\s+SIGINT/);
     expect(lines.join('\n')).toMatch(/ {2}exit code\s+130/);
+  }, 30_000);
+});
+
+describe('crm-upsert sync --bulk on a terminal', () => {
+  it('shows each Bulk job on a line of its own as it moves, above the bar, ended when the job is', async () => {
+    ensureBuilt();
+    const fake = fakeSalesforce({ accessToken: 'sf-tty-token', bulk: { pollsToComplete: 3 } });
+    const server = await fake.listen();
+    try {
+      const dir = tempDir('crm-upsert-tty-bulk-');
+      const config = join(dir, 'crm-upsert.config.json');
+      const objects = { contact: { kind: 'record', sobject: 'Contact', externalIdField: 'AI_External_Id__c', fields: ['Email', 'LastName'] } };
+      writeFileSync(config, JSON.stringify({ crm: 'salesforce', ledger: `sqlite:${join(dir, 'ledger.db')}`, salesforce: { instanceUrl: server.instanceUrl, objects, bulk: { pollIntervalMs: 1, maxPollIntervalMs: 1 } } }));
+      const input = join(dir, 'actions.jsonl');
+      const line = (i: number) => JSON.stringify({ source: 'test', eventId: `tty-bulk-${i}`, op: 'upsert', object: 'contact', externalId: `c-${i}`, fields: { Email: `u${i}@example.com`, LastName: `U${i}` } });
+      writeFileSync(input, `${[0, 1, 2, 3, 4, 5].map(line).join('\n')}\n`);
+
+      const { output, code } = await runOnPty(['sync', input, '--config', config, '--bulk', 'always'], { SF_ACCESS_TOKEN: 'sf-tty-token' });
+
+      expect(code).toBe(0);
+      const [job] = fake.bulkJobs();
+      expect(job).toMatchObject({ state: 'JobComplete', rows: 6 });
+      // Redrawn in place while Salesforce processes it (the fake processes a third per poll).
+      expect(output).toContain(`contact job ${job!.id}: uploaded 6, processed 2, failed 0 (InProgress)`);
+      const lines = screen(output);
+      const at = lines.indexOf(`contact job ${job!.id}: uploaded 6, processed 6, failed 0 (JobComplete)`);
+      expect(at).toBeGreaterThanOrEqual(0);
+      expect(lines[at + 1]).toMatch(/^sync █{24} 6\/6 lines \| /);
+      expect(lines.filter((l) => l.includes(' job '))).toHaveLength(1);
+      expect(lines.join('\n')).toMatch(/ {2}created\s+6/);
+    } finally {
+      await server.close();
+    }
   }, 30_000);
 });
