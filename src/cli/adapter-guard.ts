@@ -10,7 +10,7 @@
  * not-retryable "not sent" error for `unreachable`, so the engine settles the rest of the chunk in
  * flight without spending another request or retry wait on it.
  */
-import type { BulkLane, BulkRowResult, CrmAdapter, WriteResult } from '../adapter.js';
+import type { ActivityWrite, BulkHooks, BulkLane, BulkRowResult, CrmAdapter, WriteResult } from '../adapter.js';
 import { CrmError } from '../errors.js';
 import { DEFAULT_RETRY } from '../retry.js';
 
@@ -86,6 +86,8 @@ export function guardAdapter(inner: CrmAdapter, options: AdapterGuardOptions = {
       accepts: (object) => lane.accepts(object),
       upsert: (object, writes, hooks) => guarded(() => lane.upsert(object, writes, hooks), rows, true),
       follow: (object, job) => guarded(() => lane.follow(object, job), rows, true),
+      ...(lane.acceptsActivities ? { acceptsActivities: (object: string) => lane.acceptsActivities!(object) } : {}),
+      ...(lane.upsertActivities ? { upsertActivities: (object: string, writes: readonly ActivityWrite[], hooks: BulkHooks) => guarded(() => lane.upsertActivities!(object, writes, hooks), rows, true) } : {}),
     };
   }
   return { adapter, tripped: () => trip };

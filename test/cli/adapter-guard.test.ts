@@ -102,6 +102,11 @@ describe('guardAdapter', () => {
         jobs += 1;
         return new Map();
       },
+      acceptsActivities: (object) => object === 'task',
+      upsertActivities: async () => {
+        jobs += 1;
+        return new Map();
+      },
     };
     const trips: string[] = [];
     const guard = guardAdapter({ ...stubAdapter(() => []), bulkLane: lane }, { onTrip: (reason) => trips.push(reason) });
@@ -110,6 +115,10 @@ describe('guardAdapter', () => {
     await expect(guard.adapter.bulkLane!.upsert('contact', [write(1)], hooks)).rejects.toBe(refused);
     await expect(guard.adapter.bulkLane!.upsert('contact', [write(2)], hooks)).rejects.toBe(refused);
     await expect(guard.adapter.bulkLane!.follow('contact', { id: '750x', uploaded: true })).rejects.toBe(refused);
+    // Tasks in a job of their own pass through the same breaker.
+    expect(guard.adapter.bulkLane!.acceptsActivities!('task')).toBe(true);
+    expect(guard.adapter.bulkLane!.acceptsActivities!('note')).toBe(false);
+    await expect(guard.adapter.bulkLane!.upsertActivities!('task', [], hooks)).rejects.toBe(refused);
     expect(jobs).toBe(1);
     expect(trips).toEqual(['auth']);
     expect(guard.adapter.bulkLane!.minRecords).toBe(2_000);
