@@ -3,7 +3,7 @@
  * The root entry loads no vendor SDK and no database driver.
  */
 export { createSync, OutcomeStatus } from './engine/index.js';
-export type { Sync, SyncOptions, Outcome, HandleEvent, HandleContext, HandleResult, HandlerAction, Prepared, ApplyEachOptions, ApplyManyOptions, SharedKeys, Settled, ReadAnswer, ReadOptions } from './engine/index.js';
+export type { Sync, SyncOptions, Outcome, HandleEvent, HandleContext, HandleResult, HandlerAction, Prepared, ApplyEachOptions, ApplyManyOptions, BulkMode, SharedKeys, Settled, ReadAnswer, ReadOptions } from './engine/index.js';
 export type { Handler } from './engine/index.js';
 export { deriveKey, childKey, eventKey, fingerprintOf, periodBucket, identityOf, KEY_VERSION, MAX_KEY_LENGTH, type KeyOptions } from './key.js';
 export { openLedger } from './ledger/index.js';
