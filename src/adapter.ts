@@ -203,9 +203,11 @@ export interface BulkLane {
    * Follow a job recorded earlier (by a process that may have died at any point): a job still Open
    * is closed when its upload was answered and aborted otherwise (its rows then all unprocessed);
    * then it is awaited and its rows' ends read, by external id (by key for an activities job). A row with no end in a finished
-   * job is absent from the map. Throws a CrmError when the job cannot be read.
+   * job is absent from the map. `writes`: what the engine would send for the rows it follows (as
+   * `upsert` is given), so a refused row is named as it would be for them. Throws a CrmError when
+   * the job cannot be read.
    */
-  follow(object: string, job: BulkJobRef): Promise<Map<string, BulkRowResult>>;
+  follow(object: string, job: BulkJobRef, writes?: readonly (RecordWrite | ActivityWrite)[]): Promise<Map<string, BulkRowResult>>;
 }
 
 export interface CrmAdapter {

@@ -130,6 +130,24 @@ export function salesforceBulkLane(input: SalesforceBulkLaneInput): BulkLane {
     });
     return result.outcomes;
   }
+  /**
+   * A refused reference column named as the same write through Collections names it: a record's
+   * link (LINK_NOT_FOUND), an activity's parent (PARENT_NOT_FOUND) or link. Other refusals as they came.
+   */
+  function explain(object: string, write: RecordWrite | ActivityWrite | undefined, error: CrmError): CrmError {
+    const spec = objects[object];
+    if (write === undefined || spec === undefined) return error;
+    if (spec.kind === 'record') return asLinkError(spec, write as RecordWrite, error, targets);
+    const w = write as ActivityWrite;
+    const ref = error.field === undefined ? undefined : bulkActivityRow(spec, w, targets).columns.get(error.field);
+    if (ref === undefined) return error;
+    return ref.object === w.parent.object && ref.externalId === w.parent.externalId ? input.parentNotFound(ref) : linkNotFound(ref, targets[ref.object]!, `${error.vendorCode}: ${error.message}`);
+  }
+  /** Every row's end by its key (external id, or an activity's key), refusals explained for the writes given. */
+  function results(object: string, outcomes: ReadonlyMap<string, BulkRowOutcome>, writes: readonly (RecordWrite | ActivityWrite)[]): Map<string, BulkRowResult> {
+    const byId = new Map(writes.map((w) => ['externalId' in w ? w.externalId : w.key, w]));
+    return new Map([...outcomes].map(([id, o]) => [id, o.status === 'failed' ? { ok: false as const, error: explain(object, byId.get(id), o.error) } : toResult(o)]));
+  }
   const progress = (object: string, uploaded: number) => (job: BulkJobInfo) =>
     input.onProgress?.({ object, jobId: job.id, state: job.state, uploaded, processed: job.numberRecordsProcessed ?? 0, failed: job.numberRecordsFailed ?? 0 });
 
@@ -151,8 +169,7 @@ export function salesforceBulkLane(input: SalesforceBulkLaneInput): BulkLane {
       }
       if (sent.length === 0) return out;
       const outcomes = await run(object, spec.sobject, spec.externalIdField, sent.map((w) => bulkRow(spec, w, targets)), hooks);
-      const byId = new Map(sent.map((w) => [w.externalId, w]));
-      for (const [id, o] of outcomes) out.set(id, o.status === 'failed' ? { ok: false, error: asLinkError(spec, byId.get(id), o.error, targets) } : toResult(o));
+      for (const [id, r] of results(object, outcomes, sent)) out.set(id, r);
       return out;
     },
 
@@ -161,30 +178,19 @@ export function salesforceBulkLane(input: SalesforceBulkLaneInput): BulkLane {
     async upsertActivities(object, writes, hooks) {
       const spec = activity(object)!;
       const out = new Map<string, BulkRowResult>();
-      const sent: Array<{ write: ActivityWrite; row: Record<string, CsvValue>; columns: Map<string, LinkRef> }> = [];
+      const sent: ActivityWrite[] = [];
       for (const w of writes) {
         const refused = input.refuseActivity(object, spec, w);
         if (refused) out.set(w.key, { ok: false, error: refused });
-        else sent.push({ write: w, ...bulkActivityRow(spec, w, targets) });
+        else sent.push(w);
       }
       if (sent.length === 0) return out;
-      const outcomes = await run(object, spec.sobject, spec.externalIdField, sent.map((s) => s.row), hooks);
-      const byKey = new Map(sent.map((s) => [s.write.key, s]));
-      for (const [key, o] of outcomes) {
-        if (o.status !== 'failed') {
-          out.set(key, toResult(o));
-          continue;
-        }
-        // A reference column no record answers: the parent (PARENT_NOT_FOUND) or a link (LINK_NOT_FOUND), as through Collections.
-        const mine = byKey.get(key);
-        const ref = o.error.field === undefined ? undefined : mine?.columns.get(o.error.field);
-        const missing = ref === undefined ? o.error : ref.object === mine!.write.parent.object && ref.externalId === mine!.write.parent.externalId ? input.parentNotFound(ref) : linkNotFound(ref, targets[ref.object]!, `${o.error.vendorCode}: ${o.error.message}`);
-        out.set(key, { ok: false, error: missing });
-      }
+      const outcomes = await run(object, spec.sobject, spec.externalIdField, sent.map((w) => bulkActivityRow(spec, w, targets).row), hooks);
+      for (const [key, r] of results(object, outcomes, sent)) out.set(key, r);
       return out;
     },
 
-    async follow(object, job) {
+    async follow(object, job, writes = []) {
       const info = await bulk.info(job.id);
       // Never closed by its holder: closed now only when its upload was answered; otherwise it holds
       // nothing certain, and aborted it processes nothing.
@@ -194,7 +200,7 @@ export function salesforceBulkLane(input: SalesforceBulkLaneInput): BulkLane {
       }
       if (info.state === 'Open') await bulk.close(job.id);
       const { outcomes } = await bulk.outcomes(job.id, { onPoll: progress(object, 0) });
-      return new Map([...outcomes].map(([id, o]) => [id, toResult(o)]));
+      return results(object, outcomes, writes);
     },
   };
 }

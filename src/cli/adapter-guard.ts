@@ -85,7 +85,7 @@ export function guardAdapter(inner: CrmAdapter, options: AdapterGuardOptions = {
       minRecords: lane.minRecords,
       accepts: (object) => lane.accepts(object),
       upsert: (object, writes, hooks) => guarded(() => lane.upsert(object, writes, hooks), rows, true),
-      follow: (object, job) => guarded(() => lane.follow(object, job), rows, true),
+      follow: (object, job, writes) => guarded(() => lane.follow(object, job, writes), rows, true),
       ...(lane.acceptsActivities ? { acceptsActivities: (object: string) => lane.acceptsActivities!(object) } : {}),
       ...(lane.upsertActivities ? { upsertActivities: (object: string, writes: readonly ActivityWrite[], hooks: BulkHooks) => guarded(() => lane.upsertActivities!(object, writes, hooks), rows, true) } : {}),
     };

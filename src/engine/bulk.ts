@@ -23,6 +23,7 @@ import { planBatches, type Batch } from '../batcher.js';
 import { CrmError, CrmErrorKind } from '../errors.js';
 import { bulkNote } from './bulk-note.js';
 import { ClaimLostError } from './lease-keeper.js';
+import { heldParents } from './parent-held.js';
 import { openRound } from './round.js';
 import { completeEntries, failEntries, releaseEntries } from './settle.js';
 import type { Call, Decided, EngineContext, Held } from './types.js';
@@ -95,7 +96,7 @@ async function followJobs(ctx: EngineContext, lane: BulkLane, object: string, gr
   for (const { job, groups: mine } of jobs.values()) {
     let results: Map<string, BulkRowResult>;
     try {
-      results = await lane.follow(object, job);
+      results = await lane.follow(object, job, writesOf(mine[0]![0]!.op, object, mine));
     } catch (err) {
       const crm = err instanceof CrmError ? err : ctx.adapter.classifyError(err);
       ctx.quota.note(crm);
@@ -156,7 +157,20 @@ async function uploadJobs(ctx: EngineContext, call: Call, lane: BulkLane, op: Ba
   for (const group of again) out.unsent.push(...failedWith(group, laneError(ctx, 'the Bulk job ended before this row was processed; nothing of it was written, and the same action sends it again', 'BULK_ROW_UNPROCESSED')));
 }
 
-async function settle(ctx: EngineContext, call: Call, out: Sorted): Promise<Decided[]> {
+/**
+ * Settle what the lane decided. A Task refused because its parent is missing while another live
+ * worker is writing that parent (or wrote it after `lookedAt`, ledger time before the job's rows
+ * could be matched to parents) waits for it, `in_flight`, as through batch calls (parent-held.ts).
+ */
+async function settle(ctx: EngineContext, call: Call, out: Sorted, lookedAt: number): Promise<Decided[]> {
+  const held = await heldParents(ctx, out.unsent, () => lookedAt);
+  if (held.size > 0) {
+    out.unsent = out.unsent.filter((d) => !held.has(d));
+    out.back.push(...held.values());
+    // Their job is over and judged: the claims go back without it, so the next holder sends them again.
+    const items = [...held.keys()].map((d) => d.item as Held);
+    await ctx.ledger.note!(items.map((i) => ({ key: i.key, token: i.token, note: null })), await ctx.clock.now());
+  }
   await completeEntries(ctx, call, out.done);
   await failEntries(ctx, call, out.unsent, false);
   await failEntries(ctx, call, out.failed, true);
@@ -180,11 +194,13 @@ async function objectLane(ctx: EngineContext, call: Call, lane: BulkLane, op: Ba
   if (inherited.length === 0 && !takes(call, lane, fresh.length)) return { decided: [], rest: [...items] };
   const out = sorted();
   const again: Groups = [];
+  // A job an earlier holder ran matched its rows to parents at a time this one cannot know.
+  const lookedAt = inherited.length > 0 ? -Infinity : ctx.clock.peek();
   if (inherited.length > 0) await followJobs(ctx, lane, object, inherited, out, again);
   const next = [...again, ...fresh];
   const rest = takes(call, lane, next.length) ? [] : next.flat();
   if (rest.length === 0 && next.length > 0) await uploadJobs(ctx, call, lane, op, object, next, out);
-  return { decided: await settle(ctx, call, out), rest };
+  return { decided: await settle(ctx, call, out, lookedAt), rest };
 }
 
 /**
