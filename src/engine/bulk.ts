@@ -14,8 +14,10 @@
  * (completed, with the record's mark), refused (failed, nothing written), or unprocessed (the job
  * ended before it: failed as surely unwritten, so the same action next time sends it again).
  * A job that could not be followed to its end (a timeout while Salesforce goes on processing it,
- * the CRM unreachable) reports its rows failed and gives their claims back with the note kept:
- * the next run follows the same job. A job that can no longer be read (deleted) is reported and
+ * the CRM unreachable) reports its rows failed and leaves their claims, note and all, to run out
+ * their lease (neither renewed nor given back): while the job may still write those records, a
+ * new event of one of them waits for the claim (record-hold.ts) instead of racing the job, and the
+ * next holder (at once, when this process has ended on the same host) follows the same job. A job that can no longer be read (deleted) is reported and
  * recorded as a failure that may have written: only a retry of that failure sends the rows again.
  */
 import type { ActivityWrite, BulkHooks, BulkJobRef, BulkLane, BulkRowResult, RecordWrite } from '../adapter.js';
@@ -45,12 +47,14 @@ interface Sorted {
   unsent: Decided[];
   /** No answer for the row, or the job can no longer be read: it may have been written. */
   failed: Decided[];
-  /** Not settled: reported failed, claims given back (a recorded job is followed next time). */
+  /** Not settled, nothing of them sent or their job over: reported, claims given back. */
   back: Decided[];
+  /** Not settled, their job may still be writing them: reported failed, claims left to their lease. */
+  running: Decided[];
   lost: Decided[];
 }
 
-const sorted = (): Sorted => ({ done: [], unsent: [], failed: [], back: [], lost: [] });
+const sorted = (): Sorted => ({ done: [], unsent: [], failed: [], back: [], running: [], lost: [] });
 
 const failedWith = (group: readonly Held[], error: CrmError): Decided[] => group.map((item) => ({ item, outcome: { key: item.key, status: 'failed', error: error.toJSON(), attempts: 1 } }));
 
@@ -101,7 +105,7 @@ async function followJobs(ctx: EngineContext, lane: BulkLane, object: string, gr
       const crm = err instanceof CrmError ? err : ctx.adapter.classifyError(err);
       ctx.quota.note(crm);
       // A job that can still be read is followed next time; one that cannot is reported, and sent again only by a retry.
-      for (const group of mine) (crm.retryable ? out.back : out.failed).push(...failedWith(group, crm));
+      for (const group of mine) (crm.retryable ? out.running : out.failed).push(...failedWith(group, crm));
       continue;
     }
     // An upload never answered was never closed: the lane aborted the job, and none of its rows was processed.
@@ -148,7 +152,7 @@ async function uploadJobs(ctx: EngineContext, call: Call, lane: BulkLane, op: Ba
       const gone = group.some((i) => lost.has(i.key));
       // Another worker holds part of the job now: the lane aborted it before its upload, and the rest is given back.
       if (gone || err instanceof ClaimLostError) (gone ? out.lost : out.back).push(...group.map((item) => ({ item, outcome: { key: item.key, status: 'in_flight' as const, attempts: 1 } })));
-      else out.back.push(...failedWith(group, err));
+      else (noted.has(group) ? out.running : out.back).push(...failedWith(group, err));
     }
     return;
   }
@@ -174,10 +178,11 @@ async function settle(ctx: EngineContext, call: Call, out: Sorted, lookedAt: num
   await completeEntries(ctx, call, out.done);
   await failEntries(ctx, call, out.unsent, false);
   await failEntries(ctx, call, out.failed, true);
+  call.keeper.drop(out.running.map((d) => d.item.key));
   const stillHeld = [...out.back, ...out.lost].filter((d) => !call.keeper.lost(d.item.key));
   await releaseEntries(ctx, call, stillHeld.map((d) => d.item as Held));
   call.keeper.drop(out.lost.map((d) => d.item.key));
-  return [...out.done, ...out.unsent, ...out.failed, ...out.back, ...out.lost];
+  return [...out.done, ...out.unsent, ...out.failed, ...out.back, ...out.running, ...out.lost];
 }
 
 /** Whether this call sends `count` records of an object through the lane. */
