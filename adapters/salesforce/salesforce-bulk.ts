@@ -14,7 +14,7 @@
  */
 import { CrmError, CrmErrorKind, ValidationError } from '../../src/errors.js';
 import { parseCsvTable, csvLine, type CsvValue, type CsvTable } from './salesforce-csv.js';
-import { missingReference, recordError, type SalesforceRecordError } from './salesforce-errors.js';
+import { bulkQuotaFailure, missingReference, recordError, type SalesforceRecordError } from './salesforce-errors.js';
 import { apiBase } from './salesforce-requests.js';
 import type { SalesforceBulkOptions, SalesforceHttpRequest } from './salesforce-options.js';
 
@@ -115,7 +115,10 @@ export interface SalesforceBulk {
    * external-id field. What a process started again calls with a job id it recorded.
    */
   outcomes(jobId: string, options?: { onPoll?: (job: BulkJobInfo) => void }): Promise<{ job: BulkJobInfo; outcomes: Map<string, BulkRowOutcome> }>;
-  /** Upsert rows by external id through as many jobs as `maxUploadBytes` needs, one after another; every row's end. */
+  /**
+   * Upsert rows by external id through as many jobs as `maxUploadBytes` needs, one after another; every row's end.
+   * A job Failed because a daily Bulk API allowance ran out (or a job creation refused for it) throws a quota CrmError, and no further job is created.
+   */
   upsert(input: BulkUpsertInput): Promise<BulkUpsertResult>;
 }
 
@@ -236,6 +239,10 @@ export function salesforceBulk(send: BulkSend, apiVersion: string, options: Sale
         }
         const closed = await bulk.close(created.id);
         const job = await bulk.waitForJob(created.id, { after: closed, onPoll });
+        // A daily allowance ran out: stop here (no further job), as a quota error the caller pauses on.
+        // A caller that recorded the job (onJob) follows it later for the rows it did process.
+        const spent = bulkQuotaFailure(job);
+        if (spent) throw spent;
         result.jobs.push(job);
         const matched = matchResults(job, externalIdFieldName, await bulk.results(job));
         for (const id of ids) result.outcomes.set(id, matched.get(id) ?? { status: 'unprocessed', jobId: job.id, reason: job.errorMessage ?? 'Salesforce returned no result for this row' });

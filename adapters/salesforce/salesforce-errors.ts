@@ -50,6 +50,22 @@ export function dailyLimitStop(usage: { used: number; limit: number }, share: nu
   );
 }
 
+/**
+ * Salesforce's daily Bulk API allowances (records and batches per rolling 24 hours): the guide's
+ * exception code ExceededQuota. A refused job creation sends it as an error code (`EXCEEDEDQUOTA`
+ * as INVALIDJOB is sent; `EXCEEDED_QUOTA` read too [I]); a job that ran out of allowance while
+ * processed is Failed with an errorMessage starting `ExceededQuota` [I: the wording].
+ */
+const BULK_QUOTA_CODES = new Set(['EXCEEDEDQUOTA', 'EXCEEDED_QUOTA']);
+const BULK_QUOTA_MESSAGE = /^\s*ExceededQuota\b/i;
+const bulkQuotaMessage = (said: string) => `Salesforce's daily Bulk API allowance (records or batches per rolling 24 hours) is spent: ${said}; the run stops until the rolling 24-hour allowance frees up`;
+
+/** The quota error of a Bulk job Failed because a daily allowance ran out; undefined for any other end. */
+export function bulkQuotaFailure(job: { id: string; state: string; errorMessage?: string }): CrmError | undefined {
+  if (job.state !== 'Failed' || job.errorMessage === undefined || !BULK_QUOTA_MESSAGE.test(job.errorMessage)) return undefined;
+  return new CrmError(bulkQuotaMessage(`Bulk API job ${job.id} Failed: ${job.errorMessage}`), { vendor: VENDOR, kind: CrmErrorKind.quota, vendorCode: 'EXCEEDEDQUOTA' });
+}
+
 /** What was sent for the record an error answers: its sObject and values (to name the refused value). */
 export interface SentRecord {
   sobject: string;
@@ -188,6 +204,9 @@ export function classifySalesforceError(err: unknown, ctx: ClassifyContext = {})
   if (code === 'REQUEST_LIMIT_EXCEEDED' && status !== 429 && !/concurrent/i.test(message)) {
     const usage = ctx.usage ? ` (usage ${fmt(ctx.usage.used)}/${fmt(ctx.usage.limit)})` : '';
     return new CrmError(`Salesforce daily API request allocation is spent${usage}: ${said}; the run stops until the rolling 24-hour allocation frees up`, { ...base, kind: CrmErrorKind.quota });
+  }
+  if (BULK_QUOTA_CODES.has(code ?? '') || BULK_QUOTA_MESSAGE.test(message)) {
+    return new CrmError(bulkQuotaMessage(said), { ...base, kind: CrmErrorKind.quota });
   }
   if (status === 429 || status === 420 || code === 'REQUEST_LIMIT_EXCEEDED' || code === 'ERROR_HTTP_429') {
     return new CrmError(`Salesforce is limiting requests: ${said}`, { ...base, kind: CrmErrorKind.rateLimited, retryAfterMs: retryAfterMs(ctx.response?.headers) ?? 1_000, ambiguous: true });

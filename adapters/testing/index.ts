@@ -1,6 +1,6 @@
 export * from './fake-http.js';
 export { fakeHubSpot, FakeHubSpotState, HubSpotFault, type FakeHubSpot, type FakeHubSpotAssociation, type FakeHubSpotOptions, type FakeHubSpotRecord, type FakePipeline, type FakePropertyDefinition } from '../hubspot/fake/hubspot-fake.js';
-export { BulkJobState, fakeSalesforce, type FakeBulkJob, type FakeBulkOptions, type FakeSalesforce, type FakeSalesforceOptions, type FakeFieldOptions, type FakeFieldType, type FakePicklistValue, type FakeRecord, type SalesforceFault } from '../salesforce/fake/salesforce-fake.js';
+export { BulkJobState, fakeSalesforce, type FakeBulkJob, type FakeBulkOptions, type FakeBulkUsage, type FakeSalesforce, type FakeSalesforceOptions, type FakeFieldOptions, type FakeFieldType, type FakePicklistValue, type FakeRecord, type SalesforceFault } from '../salesforce/fake/salesforce-fake.js';
 export {
   fakePipedrive,
   FakePipedriveState,

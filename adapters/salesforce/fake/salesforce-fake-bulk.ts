@@ -16,6 +16,18 @@
  * found : F", and `sf__Error` cells like `INVALID_CROSS_REFERENCE_KEY:invalid cross reference id:--`.
  * The guide's list of Bulk API exception codes names InvalidJob, InvalidJobState, InvalidBatch
  * and ClientInputError [V]; how InvalidJobState travels is inferred from INVALIDJOB [I].
+ *
+ * Daily allowances. [V] Salesforce's "Bulk API and Bulk API 2.0 Limits and Allocations" and the
+ * Bulk API 2.0 guide ("Understanding Bulk API 2.0 Ingest", "Limits and Allocations"): ingest jobs
+ * take at most 150,000,000 records per rolling 24 hours and 15,000 batches (shared with Bulk API
+ * 1.0); Salesforce splits a job's data into one batch per 10,000 records, the job's empty parent
+ * batch not counted; a limit exceeded while a job is processed leaves the rest of its data
+ * unprocessed and the job Failed. The exception code ExceededQuota, "The job or batch you tried to
+ * create exceeds the allowed number for the past 24-hour period", is in the guide's list [V]. [I]:
+ * that a batch is processed only when the allowance covers it whole, the job's errorMessage, and
+ * that job creation is refused once an allowance is spent, with that code sent as INVALIDJOB is
+ * (`EXCEEDEDQUOTA`, "ExceededQuota : ...", HTTP 400). The fake has no clock: tests roll the
+ * window by `setBulkUsage`.
  * [I] marks what could not be checked; each says so where it is raised.
  */
 import { csvCell, CsvSyntaxError, CSV_NULL, parseCsv } from '../salesforce-csv.js';
@@ -46,7 +58,22 @@ export interface FakeBulkOptions {
   maxUploadBytes?: number;
   /** Seed of the order of result rows (deterministic, never the upload order). Default 1. */
   seed?: number;
+  /** Records ingest jobs may process per rolling 24 hours. Default 150,000,000 [V]. */
+  dailyRecords?: number;
+  /** Internal batches (one per 10,000 records of a job) per rolling 24 hours, shared with Bulk API 1.0. Default 15,000 [V]. */
+  dailyBatches?: number;
 }
+
+/** What the jobs used of the daily allowances, and the allowances. */
+export interface FakeBulkUsage {
+  records: number;
+  batches: number;
+  dailyRecords: number;
+  dailyBatches: number;
+}
+
+/** Records in one internal batch of an ingest job [V]. */
+export const BULK_BATCH_RECORDS = 10_000;
 
 interface RowFailure {
   statusCode: string;
@@ -106,6 +133,8 @@ interface Job {
   polls: number;
   /** Rows written in processing order (so the result order is not the upload order). */
   order: number[];
+  /** Set when the daily allowance did not cover all of the job: it fails with this once the rows it covered are processed. */
+  stopMessage?: string;
 }
 
 const USER_ID = '005000000000001AAA';
@@ -127,11 +156,26 @@ export class FakeBulkJobs {
   private readonly pollsToComplete: number;
   private readonly maxUploadBytes: number;
   private readonly seed: number;
+  private readonly usage: FakeBulkUsage;
 
   constructor(private readonly org: BulkOrg, options: FakeBulkOptions = {}) {
     this.pollsToComplete = Math.max(1, options.pollsToComplete ?? 2);
     this.maxUploadBytes = options.maxUploadBytes ?? 150_000_000;
     this.seed = options.seed ?? 1;
+    this.usage = { records: 0, batches: 0, dailyRecords: options.dailyRecords ?? 150_000_000, dailyBatches: options.dailyBatches ?? 15_000 };
+  }
+
+  /** What the jobs used of the daily allowances in the current window, and the allowances. */
+  bulkUsage(): FakeBulkUsage {
+    return { ...this.usage };
+  }
+
+  /**
+   * Set what is used of the allowances (and, given, the allowances): `{ records: 0, batches: 0 }`
+   * is the rolling window moving past the jobs that used them; batches also stand for Bulk API 1.0's.
+   */
+  setBulkUsage(used: { records?: number; batches?: number }, limits: { dailyRecords?: number; dailyBatches?: number } = {}): void {
+    Object.assign(this.usage, used, limits);
   }
 
   /** The jobs created, oldest first (deleted ones are gone). */
@@ -180,6 +224,9 @@ export class FakeBulkJobs {
     ];
     for (const [property, allowed, v] of checks) if (!allowed.has(String(v))) return wire(400, 'API_ERROR', `Invalid value: '${String(v)}' supplied for property: '${property}'`);
     if (!this.org.hasSObject(object)) return wire(400, 'INVALIDJOB', `InvalidJob : Unable to find object: ${object}`);
+    // [I] the wire form, the status and the wording (the code and its meaning are the guide's).
+    const spent = this.spent();
+    if (spent) return wire(400, 'EXCEEDEDQUOTA', `ExceededQuota : The job you tried to create exceeds the allowed number of ${spent} for the past 24-hour period`);
     const operation = b.operation as BulkOperation;
     const ext = typeof b.externalIdFieldName === 'string' ? b.externalIdFieldName : '';
     if (operation === 'upsert' && this.org.field(object, ext)?.externalId !== true && ext !== 'Id') {
@@ -294,16 +341,49 @@ export class FakeBulkJobs {
     return { status: 204 };
   }
 
+  /** Which allowance is spent, named as the refusal names it; undefined while both have room. */
+  private spent(): string | undefined {
+    const u = this.usage;
+    if (u.records >= u.dailyRecords) return `${u.dailyRecords} records`;
+    if (u.batches >= u.dailyBatches) return `${u.dailyBatches} batches`;
+    return undefined;
+  }
+
+  /**
+   * When processing starts: take the job's internal batches (upload order, 10,000 records each)
+   * from the allowances while they cover a batch whole; the rows of the batches not covered are
+   * left unprocessed and the job fails once the covered ones are done.
+   */
+  private allot(job: Job): void {
+    const u = this.usage;
+    let covered = 0;
+    while (covered < job.rows.length) {
+      const size = Math.min(BULK_BATCH_RECORDS, job.rows.length - covered);
+      if (u.batches + 1 > u.dailyBatches || u.records + size > u.dailyRecords) break;
+      u.batches += 1;
+      u.records += size;
+      covered += size;
+    }
+    if (covered === job.rows.length) return;
+    job.order = job.order.filter((row) => row < covered);
+    const which = u.batches + 1 > u.dailyBatches ? `batches (${u.dailyBatches})` : `records (${u.dailyRecords})`;
+    // [I] the wording.
+    job.stopMessage = `ExceededQuota : The daily allowance of Bulk API ${which} for the past 24-hour period was reached while processing the job; ${job.rows.length - covered} records were not processed`;
+  }
+
   /** Job info; while the job is processed each read moves it on by one share of its rows. */
   private poll(job: Job): FakeResponse {
     if (job.info.state === BulkJobState.uploadComplete || job.info.state === BulkJobState.inProgress) {
       if (job.errorMessage !== undefined) {
         job.info.state = BulkJobState.failed;
       } else {
+        if (job.polls === 0) this.allot(job);
         job.polls += 1;
-        const until = Math.ceil((job.rows.length * Math.min(job.polls, this.pollsToComplete)) / this.pollsToComplete);
+        const until = Math.ceil((job.order.length * Math.min(job.polls, this.pollsToComplete)) / this.pollsToComplete);
         this.process(job, until);
-        job.info.state = job.polls >= this.pollsToComplete ? BulkJobState.jobComplete : BulkJobState.inProgress;
+        const done = job.polls >= this.pollsToComplete;
+        if (done && job.stopMessage !== undefined) job.errorMessage = job.stopMessage;
+        job.info.state = !done ? BulkJobState.inProgress : job.stopMessage !== undefined ? BulkJobState.failed : BulkJobState.jobComplete;
       }
     }
     const failed = job.done.filter((d) => !d.ok).length;

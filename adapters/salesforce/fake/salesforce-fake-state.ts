@@ -58,7 +58,7 @@ export interface FakeSalesforceOptions {
   apiUsed?: number;
   /** When set, only this bearer token is accepted; otherwise any non-empty bearer token is. */
   accessToken?: string;
-  /** Bulk API 2.0 ingest jobs: how many job-info reads processing takes, the upload size limit, the result order's seed. */
+  /** Bulk API 2.0 ingest jobs: how many job-info reads processing takes, the upload size limit, the result order's seed, the daily record and batch allowances. */
   bulk?: FakeBulkOptions;
 }
 

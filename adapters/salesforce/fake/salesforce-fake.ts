@@ -8,17 +8,18 @@
  * (`Account: { AI_External_Id__c: 'acme' }`), per-record errors inside an HTTP 200, field values
  * (restricted picklists, lengths, unreadable dates failing the whole request) and the daily API
  * allocation, and Bulk API 2.0 ingest jobs (salesforce-fake-bulk.ts: processed over several
- * job-info reads, rows written by the same rules, result rows out of upload order). The sales
+ * job-info reads, rows written by the same rules, result rows out of upload order, the daily
+ * record and batch allowances). The sales
  * objects and lookup rules live in salesforce-fake-references.ts, the value rules in
  * salesforce-fake-values.ts.
  *
  * The org itself lives in salesforce-fake-state.ts; this file only puts it behind the fronts.
  */
 import { FakeHttpCore, fakeCrmBase, type FakeCrmBase, interceptWithNock, listenLoopback, type FakeRequest, type FaultKind } from '../../testing/fake-http.js';
-import { BulkJobState, type FakeBulkJob, type FakeBulkOptions } from './salesforce-fake-bulk.js';
+import { BulkJobState, type FakeBulkJob, type FakeBulkOptions, type FakeBulkUsage } from './salesforce-fake-bulk.js';
 import { FakeSalesforceState, type FakeFieldOptions, type FakeFieldType, type FakePicklistValue, type FakeRecord, type FakeSalesforceOptions, type SalesforceFault } from './salesforce-fake-state.js';
 
-export { BulkJobState, type FakeBulkJob, type FakeBulkOptions };
+export { BulkJobState, type FakeBulkJob, type FakeBulkOptions, type FakeBulkUsage };
 export { FakeSalesforceState, type FakeFieldOptions, type FakeFieldType, type FakePicklistValue, type FakeRecord, type FakeSalesforceOptions, type SalesforceFault };
 
 export interface FakeSalesforce extends FakeCrmBase<FaultKind | SalesforceFault> {
@@ -50,6 +51,10 @@ export interface FakeSalesforce extends FakeCrmBase<FaultKind | SalesforceFault>
    * state, rows uploaded, processed and failed, and the error message of a job failed whole.
    */
   bulkJobs(): FakeBulkJob[];
+  /** What ingest jobs used of the daily Bulk API allowances (records, batches) in the current window, and the allowances. */
+  bulkUsage(): FakeBulkUsage;
+  /** Set the Bulk API usage (and, given, the allowances): `{ records: 0, batches: 0 }` is the 24-hour window moving on. */
+  setBulkUsage(used: { records?: number; batches?: number }, limits?: { dailyRecords?: number; dailyBatches?: number }): void;
   /** Every request received (Authorization removed), for wire-level assertions. */
   requests: FakeRequest[];
 }
@@ -84,5 +89,7 @@ export function fakeSalesforceFromState(state: FakeSalesforceState): FakeSalesfo
     addValidationRule: (sobject, test, message) => state.addValidationRule(sobject, test, message),
     addDuplicateRule: (sobject, field) => state.addDuplicateRule(sobject, field),
     bulkJobs: () => state.bulk.list(),
+    bulkUsage: () => state.bulk.bulkUsage(),
+    setBulkUsage: (used, limits) => state.bulk.setBulkUsage(used, limits),
   };
 }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { classifySalesforceError, dailyLimitStop, jsonErrorBody, recordError, type SalesforceRecordError } from '../../../adapters/salesforce/salesforce-errors.js';
+import { bulkQuotaFailure, classifySalesforceError, dailyLimitStop, jsonErrorBody, recordError, type SalesforceRecordError } from '../../../adapters/salesforce/salesforce-errors.js';
 import { CrmError, registerSecret } from '../../../src/errors.js';
 
 /** The shape jsforce 3.10.16 throws: HttpApiError { name = errorCode, errorCode, message, data }. */
@@ -22,6 +22,8 @@ describe('classifySalesforceError', () => {
 
   it.each([
     ['daily allocation (403)', httpApiError('REQUEST_LIMIT_EXCEEDED', 'TotalRequests Limit exceeded.'), { response: { status: 403 } }, { kind: 'quota', retryable: false }],
+    ['Bulk API allowance spent at job creation', httpApiError('EXCEEDEDQUOTA', 'ExceededQuota : The job you tried to create exceeds the allowed number of 15000 batches for the past 24-hour period'), { response: { status: 400 }, multiRecordWrite: true }, { kind: 'quota', retryable: false, vendorCode: 'EXCEEDEDQUOTA', retryAfterMs: undefined }],
+    ['Bulk API allowance spent (underscored code)', httpApiError('EXCEEDED_QUOTA', 'Bulk API daily batches exceeded'), { response: { status: 403 } }, { kind: 'quota', retryable: false }],
     ['concurrency limit (429 + Retry-After)', httpApiError('REQUEST_LIMIT_EXCEEDED', 'ConcurrentPerOrgLongTxn Limit exceeded.'), { response: { status: 429, headers: { 'retry-after': '2' } } }, { kind: 'rate_limited', retryAfterMs: 2000, ambiguous: true }],
     ['429 without a JSON body', httpApiError('ERROR_HTTP_429', 'Too Many Requests'), {}, { kind: 'rate_limited', retryAfterMs: 1000 }],
     ['503', httpApiError('SERVER_UNAVAILABLE', 'Server temporarily unavailable'), { response: { status: 503 } }, { kind: 'transient', ambiguous: true }],
@@ -50,6 +52,14 @@ describe('classifySalesforceError', () => {
   it('puts the usage figure in the quota message', () => {
     const crm = classifySalesforceError(httpApiError('REQUEST_LIMIT_EXCEEDED', 'TotalRequests Limit exceeded.'), { response: { status: 403 }, usage: { used: 15_000, limit: 15_000 } });
     expect(crm.message).toContain('daily API request allocation is spent (usage 15,000/15,000)');
+  });
+
+  it('reads a Bulk job Failed for a spent daily allowance as a quota error, and no other end', () => {
+    const failed = bulkQuotaFailure({ id: '750A', state: 'Failed', errorMessage: 'ExceededQuota : The daily allowance of Bulk API records (150000000) for the past 24-hour period was reached while processing the job; 10 records were not processed' });
+    expect(failed).toMatchObject({ kind: 'quota', retryable: false, vendorCode: 'EXCEEDEDQUOTA' });
+    expect(failed!.message).toContain('Bulk API job 750A Failed: ExceededQuota');
+    expect(bulkQuotaFailure({ id: '750A', state: 'Failed', errorMessage: 'InvalidBatch : Field name not found : Foo__c' })).toBeUndefined();
+    expect(bulkQuotaFailure({ id: '750A', state: 'JobComplete' })).toBeUndefined();
   });
 
   it('hints at the token and the instance URL on a 401', () => {

@@ -107,4 +107,54 @@ describe('fakeSalesforce Bulk API 2.0', () => {
     expect(await call(fake, 'PUT', `${base}/${aborted.id}/batches`, 'LastName\nX\n')).toMatchObject({ status: 400, body: [{ errorCode: 'INVALIDJOBSTATE' }] });
     expect(fake.apiUsage().used).toBe(13);
   });
+
+  it('counts records and 10,000-record batches against the daily allowances; a job the allowance does not cover fails, the rest unprocessed', async () => {
+    const fake = fakeSalesforce({ bulk: { pollsToComplete: 1, dailyRecords: 5, dailyBatches: 15_000 } });
+    expect(fake.bulkUsage()).toEqual({ records: 0, batches: 0, dailyRecords: 5, dailyBatches: 15_000 });
+    const upsert = { object: 'Contact', operation: 'upsert', externalIdFieldName: 'AI_External_Id__c' };
+    const rows = (from: number, n: number) => Array.from({ length: n }, (_, i) => `c-${from + i},Last ${from + i}\n`).join('');
+    const first = await job(fake, upsert, `AI_External_Id__c,LastName\n${rows(0, 3)}`);
+    expect((await call(fake, 'GET', `${base}/${first}`)).body).toMatchObject({ state: 'JobComplete', numberRecordsProcessed: 3 });
+    expect(fake.bulkUsage()).toMatchObject({ records: 3, batches: 1 });
+
+    // 2 records left: a batch of 3 is not covered, so nothing of the job is processed.
+    const second = await job(fake, upsert, `AI_External_Id__c,LastName\n${rows(3, 3)}`);
+    const failed = (await call(fake, 'GET', `${base}/${second}`)).body as Record<string, unknown>;
+    expect(failed).toMatchObject({ state: 'Failed', numberRecordsProcessed: 0, numberRecordsFailed: 0 });
+    expect(failed.errorMessage).toMatch(/^ExceededQuota : .*records \(5\)/);
+    expect(parseCsvTable((await call(fake, 'GET', `${base}/${second}/unprocessedrecords/`)).rawBody!).rows.map((r) => r.AI_External_Id__c)).toEqual(['c-3', 'c-4', 'c-5']);
+    expect(fake.records('Contact')).toHaveLength(3);
+    expect(fake.bulkUsage()).toMatchObject({ records: 3, batches: 1 });
+
+    // Spent whole: the job is refused at creation.
+    fake.setBulkUsage({ records: 5 });
+    const refused = await call(fake, 'POST', base, { contentType: 'CSV', ...upsert });
+    expect(refused).toMatchObject({ status: 400, body: [{ errorCode: 'EXCEEDEDQUOTA' }] });
+    expect((refused.body as Array<{ message: string }>)[0]!.message).toMatch(/^ExceededQuota : /);
+
+    // The window moves on: the same rows go through.
+    fake.setBulkUsage({ records: 0, batches: 0 });
+    const again = await job(fake, upsert, `AI_External_Id__c,LastName\n${rows(3, 3)}`);
+    expect((await call(fake, 'GET', `${base}/${again}`)).body).toMatchObject({ state: 'JobComplete', numberRecordsProcessed: 3 });
+    expect(fake.records('Contact')).toHaveLength(6);
+  });
+
+  it('takes one batch per 10,000 records: with one batch left a 12,000-row job writes its first 10,000 rows and fails', async () => {
+    const fake = fakeSalesforce({ dailyLimit: 1_000_000, bulk: { pollsToComplete: 2, dailyBatches: 3 } });
+    fake.setBulkUsage({ batches: 2 });
+    const csv = `AI_External_Id__c,LastName\n${Array.from({ length: 12_000 }, (_, i) => `c-${i},L${i}\n`).join('')}`;
+    const id = await job(fake, { object: 'Contact', operation: 'upsert', externalIdFieldName: 'AI_External_Id__c' }, csv);
+    expect((await call(fake, 'GET', `${base}/${id}`)).body).toMatchObject({ state: 'InProgress', numberRecordsProcessed: 5_000 });
+    const end = (await call(fake, 'GET', `${base}/${id}`)).body as Record<string, unknown>;
+    expect(end).toMatchObject({ state: 'Failed', numberRecordsProcessed: 10_000, numberRecordsFailed: 0 });
+    expect(end.errorMessage).toMatch(/^ExceededQuota : .*batches \(3\).*2000 records were not processed/);
+    expect(fake.bulkUsage()).toMatchObject({ records: 10_000, batches: 3 });
+    const written = new Set(fake.records('Contact').map((r) => r.AI_External_Id__c));
+    expect(written.size).toBe(10_000);
+    // Batches are cut in upload order: the last 2,000 rows are the ones left.
+    const left = parseCsvTable((await call(fake, 'GET', `${base}/${id}/unprocessedrecords/`)).rawBody!).rows.map((r) => r.AI_External_Id__c);
+    expect(left).toEqual(Array.from({ length: 2_000 }, (_, i) => `c-${10_000 + i}`));
+    expect(left.some((v) => written.has(v))).toBe(false);
+    expect(await call(fake, 'POST', base, { object: 'Contact', operation: 'insert' })).toMatchObject({ status: 400, body: [{ errorCode: 'EXCEEDEDQUOTA' }] });
+  });
 });
