@@ -86,6 +86,18 @@ function sortRows(ctx: EngineContext, groups: Groups, results: ReadonlyMap<strin
   }
 }
 
+/** While the Sync is paused on a spent quota nothing is sent: the groups are reported with the pause's error and given back (a noted job kept). */
+function paused(ctx: EngineContext, groups: Groups, out: Sorted): boolean {
+  try {
+    ctx.quota.check();
+    return false;
+  } catch (err) {
+    const crm = err instanceof CrmError ? err : ctx.adapter.classifyError(err);
+    for (const group of groups) out.back.push(...failedWith(group, crm));
+    return true;
+  }
+}
+
 /** Follow the jobs earlier holders recorded; groups whose rows were never processed come back in `again`. */
 async function followJobs(ctx: EngineContext, lane: BulkLane, object: string, groups: Groups, out: Sorted, again: Groups): Promise<void> {
   const jobs = new Map<string, { job: BulkJobRef; groups: Groups }>();
@@ -98,6 +110,7 @@ async function followJobs(ctx: EngineContext, lane: BulkLane, object: string, gr
     jobs.set(job.id, entry);
   }
   for (const { job, groups: mine } of jobs.values()) {
+    if (paused(ctx, mine, out)) continue;
     let results: Map<string, BulkRowResult>;
     try {
       results = await lane.follow(object, job, writesOf(mine[0]![0]!.op, object, mine));
@@ -105,7 +118,7 @@ async function followJobs(ctx: EngineContext, lane: BulkLane, object: string, gr
       const crm = err instanceof CrmError ? err : ctx.adapter.classifyError(err);
       ctx.quota.note(crm);
       // A job that can still be read is followed next time; one that cannot is reported, and sent again only by a retry.
-      for (const group of mine) (crm.retryable ? out.running : out.failed).push(...failedWith(group, crm));
+      for (const group of mine) (crm.kind === 'quota' ? out.back : crm.retryable ? out.running : out.failed).push(...failedWith(group, crm));
       continue;
     }
     // An upload never answered was never closed: the lane aborted the job, and none of its rows was processed.
@@ -115,7 +128,7 @@ async function followJobs(ctx: EngineContext, lane: BulkLane, object: string, gr
 
 /** Upload these groups in new jobs, each noted on its rows' claims before its data leaves. */
 async function uploadJobs(ctx: EngineContext, call: Call, lane: BulkLane, op: Batch<Held>['op'], object: string, groups: Groups, out: Sorted): Promise<void> {
-  ctx.quota.check();
+  if (paused(ctx, groups, out)) return;
   const lostAtStart = await call.keeper.confirm(groups.flat().map((i) => i.key));
   const live: Groups = [];
   for (const group of groups) {
@@ -152,7 +165,8 @@ async function uploadJobs(ctx: EngineContext, call: Call, lane: BulkLane, op: Ba
       const gone = group.some((i) => lost.has(i.key));
       // Another worker holds part of the job now: the lane aborted it before its upload, and the rest is given back.
       if (gone || err instanceof ClaimLostError) (gone ? out.lost : out.back).push(...group.map((item) => ({ item, outcome: { key: item.key, status: 'in_flight' as const, attempts: 1 } })));
-      else (noted.has(group) ? out.running : out.back).push(...failedWith(group, err));
+      // A quota refusal ends the job (refused at its creation, or failed on the allowance): nothing of it runs on.
+      else (noted.has(group) && err.kind !== 'quota' ? out.running : out.back).push(...failedWith(group, err));
     }
     return;
   }

@@ -281,7 +281,7 @@ describe('the bulk lane (Salesforce Bulk API 2.0) under the ledger', () => {
     expect(fake.counts()).toEqual({ 'PATCH /composite/sobjects/Contact/AI_External_Id__c': 1 });
   });
 
-  it('a job still processed when polling gives up: its rows reported failed, their claims given back; the next run follows the same job. A job deleted meanwhile: reported, sent again only by retry-failed', async () => {
+  it('a job still processed when polling gives up: its rows reported failed, their claims left to the lease (a new event of one waits); the next run follows the same job. A job deleted meanwhile: reported, sent again only by retry-failed', async () => {
     const { fake, sync } = await org({ pollsToComplete: 3 });
     expect(statuses(await sync().applyMany(Array.from({ length: 20 }, (_, i) => company(i))))).toEqual({ created: 20 });
     const actions = Array.from({ length: 2_400 }, (_, i) => contact(i, 20));
@@ -291,7 +291,14 @@ describe('the bulk lane (Salesforce Bulk API 2.0) under the ledger', () => {
     const [job] = fake.bulkJobs();
     expect(job).toMatchObject({ state: 'InProgress' });
 
-    const again = await sync().applyMany(actions);
+    // The job may still be writing those records: their claims are left to run out their lease, so a
+    // new event of one of them waits for the claim (here at most 500 ms) instead of racing the job.
+    const racing = await sync({ leaseMs: 500 }).applyMany([{ ...contact(0, 20), eventId: 'ct-0-racing', occurredAt: '2026-12-05T09:00:00.000Z', fields: { FirstName: 'Racing' } }]);
+    expect(racing[0]).toMatchObject({ status: 'in_flight', error: { vendorCode: 'RECORD_IN_FLIGHT' } });
+
+    // Once the lease ran out (seen from later), the next run follows the same job.
+    const later = () => sync({ now: () => Date.now() + 10 * 60_000 });
+    const again = await later().applyMany(actions);
     expect(statuses(again)).toEqual({ created: 2_400 });
     expect(fake.bulkJobs()).toMatchObject([{ id: job!.id, state: 'JobComplete', rows: 2_400 }]);
     expectLinked(fake, 2_400, 20);
@@ -303,7 +310,7 @@ describe('the bulk lane (Salesforce Bulk API 2.0) under the ledger', () => {
     const second = fake.bulkJobs()[1]!;
     await (s.adapter as SalesforceAdapter).bulk.delete(second.id);
     fake.core.resetLog();
-    const lost = await sync().applyMany(more);
+    const lost = await later().applyMany(more);
     expect(statuses(lost)).toEqual({ failed: 2_400 });
     expect(lost[0]!.error).toMatchObject({ status: 404, retryable: false });
     // Reported, not sent again: one read of the job, no new job.

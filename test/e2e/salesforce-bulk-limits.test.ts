@@ -80,6 +80,13 @@ describe('the daily Bulk API allowances (Salesforce Bulk API 2.0)', () => {
     const paused = await first.applyMany(companies(5_000, 10));
     expect(statuses(paused)).toEqual({ failed: 10 });
     expect(paused[0]!.error).toMatchObject({ vendorCode: 'EXCEEDEDQUOTA' });
+    // The same through the bulk lane: a new job is not created, a recorded job not followed; the
+    // claims are given back (a later Sync takes them at once, never in_flight).
+    const pausedBulk = await first.applyMany(companies(6_000, 2_100), { bulk: 'always' });
+    expect(statuses(pausedBulk)).toEqual({ failed: 2_100 });
+    expect(pausedBulk[0]!.error).toMatchObject({ vendorCode: 'EXCEEDEDQUOTA' });
+    const pausedFollow = await first.applyMany(companies(2_500, 2_500), { bulk: 'always' });
+    expect(statuses(pausedFollow)).toEqual({ failed: 2_500 });
     expect(fake.counts()).toEqual({});
 
     // Still spent: a new Sync follows the failed job (its rows unprocessed), and the new job is refused at creation.
@@ -103,6 +110,9 @@ describe('the daily Bulk API allowances (Salesforce Bulk API 2.0)', () => {
     expect(fake.bulkJobs()).toHaveLength(3);
     expect(fake.bulkJobs()[2]).toMatchObject({ state: 'JobComplete', rows: 2_500, numberRecordsProcessed: 2_500 });
     expectOnce(fake, 5_000);
+    fake.setBulkUsage({ records: 0, batches: 0 });
+    expect(statuses(await sync().applyMany(companies(6_000, 2_100), { bulk: 'always' }))).toEqual({ created: 2_100 });
+    expectOnce(fake, 7_100);
     expect(statuses(await sync().applyMany(companies(0, 5_000), { bulk: 'always' }))).toEqual({ replayed: 5_000 });
   });
 
