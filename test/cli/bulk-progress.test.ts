@@ -20,6 +20,12 @@ describe('bulk job progress line', () => {
     expect(bulkProgressText(at('InProgress', 4_000, 12))).toBe('contact job 750xx: uploaded 10,000, processed 4,000, failed 12 (InProgress)');
   });
 
+  it('leaves the upload out when it is not known (a job followed after a restart)', () => {
+    const { uploaded: _, ...followed } = at('InProgress', 4_000, 12);
+    expect(bulkProgressText(followed)).toBe('contact job 750xx: processed 4,000, failed 12 (InProgress)');
+    expect(bulkProgressText({ ...followed, uploaded: 0 })).toBe('contact job 750xx: uploaded 0, processed 4,000, failed 12 (InProgress)');
+  });
+
   it('redraws one line per job on a terminal and ends it with a newline when the job is over', () => {
     const out = stream(true);
     const calls: string[] = [];
