@@ -60,7 +60,8 @@ export interface BulkJobProgress {
   jobId: string;
   /** The job's state as last read (`Open`, `UploadComplete`, `InProgress`, `JobComplete`, `Failed`, `Aborted`). */
   state: string;
-  uploaded: number;
+  /** Rows uploaded into the job; absent when not known (a job followed after a restart). */
+  uploaded?: number;
   processed: number;
   failed: number;
 }

@@ -148,8 +148,9 @@ export function salesforceBulkLane(input: SalesforceBulkLaneInput): BulkLane {
     const byId = new Map(writes.map((w) => ['externalId' in w ? w.externalId : w.key, w]));
     return new Map([...outcomes].map(([id, o]) => [id, o.status === 'failed' ? { ok: false as const, error: explain(object, byId.get(id), o.error) } : toResult(o)]));
   }
-  const progress = (object: string, uploaded: number) => (job: BulkJobInfo) =>
-    input.onProgress?.({ object, jobId: job.id, state: job.state, uploaded, processed: job.numberRecordsProcessed ?? 0, failed: job.numberRecordsFailed ?? 0 });
+  /** `uploaded` undefined: not known (a followed job's info does not say), so left out of the progress. */
+  const progress = (object: string, uploaded: number | undefined) => (job: BulkJobInfo) =>
+    input.onProgress?.({ object, jobId: job.id, state: job.state, ...(uploaded === undefined ? {} : { uploaded }), processed: job.numberRecordsProcessed ?? 0, failed: job.numberRecordsFailed ?? 0 });
 
   return {
     minRecords: input.minRecords ?? DEFAULT_BULK_MIN_RECORDS,
@@ -199,7 +200,7 @@ export function salesforceBulkLane(input: SalesforceBulkLaneInput): BulkLane {
         return new Map();
       }
       if (info.state === 'Open') await bulk.close(job.id);
-      const { outcomes } = await bulk.outcomes(job.id, { onPoll: progress(object, 0) });
+      const { outcomes } = await bulk.outcomes(job.id, { onPoll: progress(object, undefined) });
       return results(object, outcomes, writes);
     },
   };

@@ -46,8 +46,11 @@ export interface BulkProgress {
   jobId: string;
   /** The job's state as last read (`Open` until it is closed). */
   state: string;
-  /** Rows uploaded into the job (0 before its upload was answered). */
-  uploaded: number;
+  /**
+   * Rows uploaded into the job (0 before its upload was answered). Absent when not known: a job
+   * followed after a restart (Bulk API 2.0 job info does not say how many rows were uploaded).
+   */
+  uploaded?: number;
   /** Rows Salesforce has processed so far, and of those failed. */
   processed: number;
   failed: number;

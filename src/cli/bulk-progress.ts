@@ -4,6 +4,9 @@
  *
  *   contact job 750xx: uploaded 10,000, processed 4,000, failed 12 (InProgress)
  *
+ * A job followed after a restart has no upload count (Salesforce's job info does not say it): its
+ * line leaves it out, `contact job 750xx: processed 4,000, failed 12 (InProgress)`.
+ *
  * Only on a terminal: a scheduler's log gets no partial lines (the summary says what happened).
  * The progress bar steps aside while a job line is live (both share the terminal's last line).
  */
@@ -14,9 +17,10 @@ const ENDED = new Set(['JobComplete', 'Failed', 'Aborted']);
 
 const count = (n: number) => n.toLocaleString('en-US');
 
-/** `contact job 750xx: uploaded 10,000, processed 4,000, failed 12 (InProgress)`. */
+/** `contact job 750xx: uploaded 10,000, processed 4,000, failed 12 (InProgress)`, without `uploaded …` when not known. */
 export function bulkProgressText(p: BulkJobProgress): string {
-  return `${p.object} job ${p.jobId}: uploaded ${count(p.uploaded)}, processed ${count(p.processed)}, failed ${count(p.failed)} (${p.state})`;
+  const uploaded = p.uploaded === undefined ? '' : `uploaded ${count(p.uploaded)}, `;
+  return `${p.object} job ${p.jobId}: ${uploaded}processed ${count(p.processed)}, failed ${count(p.failed)} (${p.state})`;
 }
 
 export interface BulkProgressLine {

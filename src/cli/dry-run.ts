@@ -18,7 +18,7 @@ import { checkReportPath, sqlitePath } from './preflight.js';
 import { createProgress } from './progress.js';
 import { ReportBuilder, writeReport } from './report.js';
 import { openInput, type SyncFlags } from './sync-input.js';
-import { bulkPlan } from './dry-run-bulk.js';
+import { bulkJobText, bulkPlan } from './dry-run-bulk.js';
 import { vendorOf } from './vendors.js';
 
 /** What the action would do: the CRM write it would make, or why it would make none. */
@@ -72,7 +72,7 @@ export async function dryRun(file: string, config: Config, flags: SyncFlags): Pr
   const out = process.stdout;
   const now = Date.now();
   const vendor = vendorOf(config.crm);
-  const plan = bulkPlan(vendor.bulkJob === undefined ? undefined : adapter.bulkLane, flags.bulk ?? 'auto', flags.batchSize ?? 1);
+  const plan = bulkPlan(vendor.bulkJob === undefined ? undefined : adapter.bulkLane, flags.bulk ?? 'auto', flags.batchSize ?? 1, { nativeActivityUpsert: adapter.capabilities.nativeActivityUpsert });
   try {
     for await (const raw of readLines(input, { maxLineBytes: flags.maxLineBytes ?? DEFAULT_MAX_LINE_BYTES })) {
       let line: Record<string, unknown>;
@@ -108,7 +108,7 @@ export async function dryRun(file: string, config: Config, flags: SyncFlags): Pr
           const verdict = seen.has(p.key) ? (keyless ? 'suppress' : 'replay') : verdictOf(ledger ? await ledger.get(p.key) : null, keyless, p.action, p.fingerprint, now);
           seen.add(p.key);
           const writes = verdict === 'upsert' || verdict === 'create' || verdict === 'retry';
-          if (writes) plan.write(p.action);
+          if (writes) plan.write(p.action, p.key);
           line = { line: raw.line, key: p.key, would: verdict, ...(writes ? previewRequest(config, p.action, p.key) : {}) };
         }
       }
@@ -122,12 +122,8 @@ export async function dryRun(file: string, config: Config, flags: SyncFlags): Pr
   if (flags.report) await writeReport(flags.report, report.toJSON(0));
   const code = report.exitCode();
   const bulk = plan.finish();
-  // The lines above preview each upsert as its batch request would carry it; these go in jobs instead.
-  const why = flags.bulk === 'always' ? '--bulk always' : `--bulk auto: ${adapter.bulkLane?.minRecords.toLocaleString('en-US')} or more upserts of an object in one call`;
-  for (const [object, { upserts, calls }] of Object.entries(bulk)) {
-    const via = calls === 1 ? vendor.bulkJob! : `${calls} calls, each ${vendor.bulkJob!}`;
-    process.stderr.write(`${object}: ${upserts.toLocaleString('en-US')} upserts in ${via}, not the batch requests shown for them (${why})\n`);
-  }
+  // The lines above preview each write as its batch request would carry it; these go in jobs instead.
+  for (const [object, entry] of Object.entries(bulk)) process.stderr.write(`${object}: ${bulkJobText(entry, vendor.bulkJob!, flags.bulk === 'always' ? undefined : adapter.bulkLane!.minRecords)}\n`);
   createProgress({ tty: false }).finish({ command: 'sync', dryRun: true, input: file, would: verdicts, ...(Object.keys(bulk).length > 0 ? { bulkJobs: bulk } : {}), apiCalls: 0, ledgerWrites: 0, problems: report.failures, exitCode: code });
   return code;
 }

@@ -3,7 +3,7 @@
  * API 2.0 job per object when the lane takes the upserts (`always`, or `auto` from the config's
  * `salesforce.bulk.minRecords`), none under `never`, the same file again costs 0 requests, a bad
  * flag value or config key is a usage error naming it, and the dry run says which objects would
- * go through a job.
+ * go through a job (record upserts, and keyed Task creates upserted on their key).
  */
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -14,7 +14,10 @@ import { ensureBuilt, runCli, tempDir } from './helpers.js';
 const env = { SF_ACCESS_TOKEN: 'sf-bulk-cli-token' };
 const EXT = 'AI_External_Id__c';
 const OBJECTS = { contact: { kind: 'record', sobject: 'Contact', externalIdField: EXT, fields: ['Email', 'LastName'] } };
+const TASK = { kind: 'activity', sobject: 'Task', externalIdField: 'AI_Idempotency_Key__c', fields: ['Subject'], parents: { contact: 'WhoId' } };
 
+/** A Task on contact `c-i`: keyed by its event id, or keyless (its key from its content and time, windowed). */
+const task = (i: number, keyless = false) => JSON.stringify({ source: 'test', ...(keyless ? { occurredAt: '2026-12-01T09:00:00.000Z' } : { eventId: `task-evt-${i}` }), op: 'create', object: 'task', target: { object: 'contact', externalId: `c-${i}` }, fields: { Subject: `Call ${i}` } });
 const contact = (i: number) => JSON.stringify({ source: 'test', eventId: `bulk-evt-${i}`, op: 'upsert', object: 'contact', externalId: `c-${i}`, fields: { Email: `user${i}@example.com`, LastName: `User ${i}` } });
 
 const stops: Array<() => Promise<void>> = [];
@@ -30,17 +33,21 @@ interface Org {
   file: string;
 }
 
-/** A fake Salesforce, a config pointing at it (`bulk` as salesforce.bulk) and a file of `contacts` upserts. */
-async function org(contacts: number, bulk: Record<string, unknown> = {}): Promise<Org> {
+/**
+ * A fake Salesforce, a config pointing at it (`bulk` as salesforce.bulk) and a file of `contacts`
+ * upserts, then (with `tasks`) Task creates on the first contacts, keyed then keyless.
+ */
+async function org(contacts: number, bulk: Record<string, unknown> = {}, tasks?: { keyed: number; keyless: number }): Promise<Org> {
   const fake = fakeSalesforce({ accessToken: env.SF_ACCESS_TOKEN, bulk: { pollsToComplete: 2 } });
   const server = await fake.listen();
   stops.push(server.close);
   const dir = tempDir('crm-upsert-bulk-cli-');
   const config = join(dir, 'crm-upsert.config.json');
   // A poll every millisecond: the fake's jobs finish on their second poll.
-  writeFileSync(config, JSON.stringify({ crm: 'salesforce', ledger: `sqlite:${join(dir, 'ledger.db')}`, salesforce: { instanceUrl: server.instanceUrl, objects: OBJECTS, bulk: { pollIntervalMs: 1, maxPollIntervalMs: 1, ...bulk } } }));
+  writeFileSync(config, JSON.stringify({ crm: 'salesforce', ledger: `sqlite:${join(dir, 'ledger.db')}`, salesforce: { instanceUrl: server.instanceUrl, objects: tasks ? { ...OBJECTS, task: TASK } : OBJECTS, bulk: { pollIntervalMs: 1, maxPollIntervalMs: 1, ...bulk } } }));
   const file = join(dir, 'contacts.jsonl');
-  writeFileSync(file, `${Array.from({ length: contacts }, (_, i) => contact(i)).join('\n')}\n`);
+  const taskLines = tasks ? [...Array.from({ length: tasks.keyed }, (_, i) => task(i)), ...Array.from({ length: tasks.keyless }, (_, i) => task(tasks.keyed + i, true))] : [];
+  writeFileSync(file, `${[...Array.from({ length: contacts }, (_, i) => contact(i)), ...taskLines].join('\n')}\n`);
   return { fake, dir, config, file };
 }
 
@@ -151,5 +158,38 @@ describe('sync --bulk', () => {
     expect(never.stderr).not.toContain('Bulk API');
     expect(summary(never.stdout)).not.toHaveProperty('bulkJobs');
     expect(fake.count()).toBe(0);
+  });
+
+  it('--dry-run counts the keyed Task creates a job would upsert on their key, not the keyless ones, as the run then does', async () => {
+    const { fake, config, file } = await org(150, { minRecords: 100 }, { keyed: 120, keyless: 10 });
+    const dry = await runCli(['sync', file, '--config', config, '--dry-run'], { env });
+    expect(dry.code, dry.stderr).toBe(0);
+    expect(dry.stderr).toContain('contact: 150 upserts in a Bulk API 2.0 job');
+    expect(dry.stderr).toContain('task: 120 creates upserted on their key in a Bulk API 2.0 job (create, upload, close, polls, results), not the batch requests shown for them (--bulk auto: 100 or more keyed creates of an object in one call)');
+    expect(summary(dry.stdout)).toMatchObject({ dryRun: true, would: { upsert: 150, create: 130 }, bulkJobs: { contact: { upserts: 150, calls: 1 }, task: { creates: 120, calls: 1 } }, apiCalls: 0 });
+    expect(fake.count()).toBe(0);
+
+    const run = await runCli(['sync', file, '--config', config], { env });
+    expect(run.code, run.stderr).toBe(0);
+    expect(fake.bulkJobs()).toMatchObject([
+      { object: 'Contact', rows: 150, state: 'JobComplete' },
+      { object: 'Task', externalIdFieldName: 'AI_Idempotency_Key__c', rows: 120, state: 'JobComplete' },
+    ]);
+    // The keyless creates went through Collections.
+    expect(fake.records('Task')).toHaveLength(130);
+  });
+
+  it('--dry-run leaves Task creates under minRecords to the batch calls: keyless ones do not count toward it', async () => {
+    const { fake, config, file } = await org(150, { minRecords: 100 }, { keyed: 95, keyless: 10 });
+    const dry = await runCli(['sync', file, '--config', config, '--dry-run'], { env });
+    expect(dry.code, dry.stderr).toBe(0);
+    expect(dry.stderr).not.toContain('task:');
+    expect(summary(dry.stdout)).toMatchObject({ bulkJobs: { contact: { upserts: 150, calls: 1 } } });
+    expect(summary(dry.stdout).bulkJobs).not.toHaveProperty('task');
+
+    const run = await runCli(['sync', file, '--config', config], { env });
+    expect(run.code, run.stderr).toBe(0);
+    expect(fake.bulkJobs()).toMatchObject([{ object: 'Contact', rows: 150 }]);
+    expect(fake.records('Task')).toHaveLength(105);
   });
 });
