@@ -10,6 +10,7 @@ export {
   type SalesforceConnection,
   type SalesforceHttpRequest,
   type SalesforceObjectConfig,
+  type BulkProgress,
 } from './salesforce-options.js';
 export { classifySalesforceError, dailyLimitStop, recordError, type ClassifyContext, type SalesforceRecordError } from './salesforce-errors.js';
 export { soqlIn, soqlQuote } from './soql.js';
