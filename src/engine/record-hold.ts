@@ -20,6 +20,7 @@ import { CrmError, CrmErrorKind } from '../errors.js';
 import type { LedgerEntry } from '../ledger/types.js';
 import { extend } from '../extend.js';
 import { liveClaim } from './parent-held.js';
+import { decodeMark, encodeMark } from './payloads.js';
 import { releaseEntries } from './settle.js';
 import type { Call, Decided, EngineContext, Held } from './types.js';
 
@@ -34,19 +35,29 @@ const LONGEST_POLL_MS = 1_000;
 /** A wait on the machine's timers: callers' injected sleeps may not pass time at all. */
 const realPause = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
-/** Poll the holders' entries until none is alive or the time is up; the keys still alive. */
-async function waitFor(ctx: EngineContext, keys: ReadonlySet<string>, limitMs: number): Promise<Set<string>> {
+/** Poll the holders' entries until none is alive or the time is up; the keys still alive, and each holder's entry as last read. */
+async function waitFor(ctx: EngineContext, keys: ReadonlySet<string>, limitMs: number): Promise<{ alive: Set<string>; last: Map<string, LedgerEntry | null> }> {
   const started = performance.now();
   let alive = new Set(keys);
+  const last = new Map<string, LedgerEntry | null>();
   for (let delay = 0; ; delay = Math.min(LONGEST_POLL_MS, Math.max(FIRST_POLL_MS, delay * 2))) {
     if (delay > 0) await realPause(delay);
     const keysNow = [...alive];
     const entries: (LedgerEntry | null)[] = await ctx.ledger.getMany!(keysNow);
     const now = await ctx.clock.now();
+    keysNow.forEach((key, i) => last.set(key, entries[i] ?? null));
     alive = new Set(keysNow.filter((_, i) => liveClaim(entries[i] ?? null, now)));
-    if (alive.size === 0 || performance.now() - started >= limitMs) return alive;
+    if (alive.size === 0 || performance.now() - started >= limitMs) return { alive, last };
   }
 }
+
+/**
+ * The record's mark with its hash dropped: the claim that last named the record never settled (it
+ * died, gave its claim back, or its lease ran out), and its write may have reached the CRM, so what
+ * the ledger last confirmed is not known to be what the record holds: the write is never judged
+ * `unchanged` on it. Its record id and field times stay.
+ */
+const distrusted = (mark: string | undefined): string | undefined => (mark === undefined ? undefined : encodeMark({ ...decodeMark(mark), h: null }));
 
 function givenBack(ctx: EngineContext, item: Held): Decided {
   const record = `${item.object} ${JSON.stringify(item.action.externalId)}`;
@@ -59,15 +70,24 @@ export async function recordHoldStage(ctx: EngineContext, call: Call, held: read
   if (ctx.order === 'arrival' || !ctx.ledger.getMany || !ctx.ledger.readMarks) return { held: [...held], waited: [] };
   const ours = new Set(held.map((i) => i.key));
   const now = await ctx.clock.now();
+  const unsettled = held.filter((i) => i.holder && !ours.has(i.holder.key) && i.holder.status === 'in_progress');
+  if (unsettled.length === 0) return { held: [...held], waited: [] };
   // A holder with no known lease was claimed concurrently (ledger/types.ts `holder`): its entry is read.
-  const blocked = held.filter((i) => i.holder && !ours.has(i.holder.key) && i.holder.status === 'in_progress' && (i.holder.leaseUntil === null || i.holder.leaseUntil > now));
-  if (blocked.length === 0) return { held: [...held], waited: [] };
-  const alive = await waitFor(ctx, new Set(blocked.map((i) => i.holder!.key)), Math.min(MAX_WAIT_MS, ctx.leaseMs));
-  const stuck = blocked.filter((i) => alive.has(i.holder!.key));
-  await releaseEntries(ctx, call, stuck);
+  const blocked = unsettled.filter((i) => i.holder!.leaseUntil === null || i.holder!.leaseUntil > now);
+  const { alive, last } = blocked.length > 0 ? await waitFor(ctx, new Set(blocked.map((i) => i.holder!.key)), Math.min(MAX_WAIT_MS, ctx.leaseMs)) : { alive: new Set<string>(), last: new Map<string, LedgerEntry | null>() };
+  const stuck = new Set(blocked.filter((i) => alive.has(i.holder!.key)));
+  await releaseEntries(ctx, call, [...stuck]);
   const ready = blocked.filter((i) => !alive.has(i.holder!.key));
   const marks = ready.length > 0 ? await ctx.ledger.readMarks(ready.map((i) => i.markId!)) : [];
-  const fresh = new Map(ready.map((item, j) => [item, extend(item, { mark: marks[j] ?? undefined })]));
-  const out = held.filter((i) => !stuck.includes(i)).map((i) => fresh.get(i) ?? i);
-  return { held: out, waited: stuck.map((i) => givenBack(ctx, i)) };
+  const fresh = new Map(ready.map((item, j) => [item, marks[j] ?? undefined]));
+  // Settled holders (completed, failed) left the mark as it is; one that never settled may have written.
+  const waitedFor = new Set(blocked);
+  const neverSettled = (i: Held) => !waitedFor.has(i) || (last.get(i.holder!.key)?.status ?? 'in_progress') === 'in_progress';
+  const mine = new Set(unsettled);
+  const out = held.filter((i) => !stuck.has(i)).map((i) => {
+    if (!mine.has(i)) return i;
+    const mark = fresh.has(i) ? fresh.get(i) : i.mark;
+    return extend(i, { mark: neverSettled(i) ? distrusted(mark) : mark });
+  });
+  return { held: out, waited: [...stuck].map((i) => givenBack(ctx, i)) };
 }

@@ -104,3 +104,23 @@ describe('one writer per record', () => {
 
 /** The hash part of deal D-1's mark id on the memory adapter (prepare.ts). */
 const markIdHash = () => hash('sha256', JSON.stringify(['memory', 'deal', 'D-1']), 'base64url').slice(0, 32);
+
+describe('a holder that never settled', () => {
+  it('leaves the record mark untrusted: a newer event with the values last confirmed is sent, never judged unchanged', async () => {
+    let now = Date.parse(at('12:00'));
+    const ledger = memoryLedger();
+    const { crm, adapter } = slowFor('none', 0);
+    expect((await syncOn(adapter, ledger, { now: () => now }).apply(deal('e-a', '09:00', 'appointmentscheduled'))).status).toBe('created');
+    // A worker claims the 09:30 event, its write reaches the CRM, and it dies before settling.
+    const dead = syncOn(adapter, ledger, { now: () => now, leaseMs: 1_000 });
+    const prepared = dead.prepare(deal('e-dead', '09:30', 'closedlost'));
+    if (!prepared.ok) throw new Error('prepared');
+    await ledger.claim([{ key: prepared.key, fingerprint: prepared.fingerprint, leaseMs: 1_000, holds: `h1:m1:${markIdHash()}` }], now);
+    await adapter.upsertRecords('deal', [{ key: prepared.key, object: 'deal', externalId: 'D-1', fields: { dealstage: 'closedlost' } }]);
+    now += 2_000;
+    // The 10:00 event sets the stage the ledger last confirmed: the record may hold the dead worker's value.
+    const newer = await syncOn(adapter, ledger, { now: () => now }).apply(deal('e-new', '10:00', 'appointmentscheduled'));
+    expect(newer.status).toBe('updated');
+    expect(crm.records('deal')[0]!.fields.dealstage).toBe('appointmentscheduled');
+  });
+});
