@@ -53,7 +53,7 @@ export interface RequestPreview {
   body: unknown;
 }
 
-/** Where one job of an adapter's bulk lane stands (Salesforce's `BulkProgress` has this shape). */
+/** Where one job of an adapter's bulk lane stands (Salesforce's `BulkProgress`). */
 export interface BulkJobProgress {
   /** The logical object and the job. */
   object: string;

@@ -2,6 +2,7 @@
  * salesforceAdapter options: validated once at construction, defaults applied, secrets taken
  * from the environment when not passed.
  */
+import type { BulkJobProgress } from '../kit/vendor-cli.js';
 import { z } from 'zod';
 import { linkLevels } from '../../src/engine/link-levels.js';
 import { ConfigError } from '../../src/errors.js';
@@ -39,22 +40,8 @@ export interface SalesforceBulkOptions {
   onProgress?: (progress: BulkProgress) => void;
 }
 
-/** Where one job of the bulk lane stands. */
-export interface BulkProgress {
-  /** The logical object and the job. */
-  object: string;
-  jobId: string;
-  /** The job's state as last read (`Open` until it is closed). */
-  state: string;
-  /**
-   * Rows uploaded into the job (0 before its upload was answered). Absent when not known: a job
-   * followed after a restart (Bulk API 2.0 job info does not say how many rows were uploaded).
-   */
-  uploaded?: number;
-  /** Rows Salesforce has processed so far, and of those failed. */
-  processed: number;
-  failed: number;
-}
+/** Where one job of the bulk lane stands (the shape the CLI's progress line reads). */
+export type BulkProgress = BulkJobProgress;
 
 /**
  * The few members of a jsforce `Connection` the adapter uses (jsforce 3.10.16). A real

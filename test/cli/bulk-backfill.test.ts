@@ -10,6 +10,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { fakeSalesforce, type FakeSalesforce } from '../../adapters/testing/index.js';
+import { expectLinked } from '../e2e/salesforce-bulk-helpers.js';
 import { ensureBuilt, runCli, spawnCli, tempDir, type SpawnedCli } from './helpers.js';
 
 const env = { SF_ACCESS_TOKEN: 'sf-bulk-backfill-token' };
@@ -50,17 +51,6 @@ async function org(polls: number, pollMs: number): Promise<{ fake: FakeSalesforc
 
 const summary = (stdout: string) => JSON.parse(stdout.trim().split('\n').at(-1)!) as { counts: Record<string, number>; apiCalls: number };
 
-/** Every account once, every contact once with its account's Id. */
-function expectLinked(fake: FakeSalesforce): void {
-  const accounts = new Map(fake.records('Account').map((r) => [String(r[EXT]), r.Id]));
-  expect(accounts.size).toBe(ACCOUNTS);
-  expect(fake.records('Account')).toHaveLength(ACCOUNTS);
-  const contacts = fake.records('Contact');
-  expect(contacts).toHaveLength(CONTACTS);
-  expect(new Set(contacts.map((c) => c[EXT])).size).toBe(CONTACTS);
-  for (const c of contacts) expect(c.AccountId).toBe(accounts.get(`a-${Number(String(c[EXT]).slice(2)) % ACCOUNTS}`));
-}
-
 /** Resolves once the fake's one job is in `state`; fails if the run ends first. */
 async function jobIn(fake: FakeSalesforce, state: string, run: SpawnedCli): Promise<void> {
   let over = false;
@@ -86,7 +76,7 @@ describe('a Salesforce backfill through sync --bulk auto', () => {
       'GET /jobs/ingest/{id}/successfulResults': 1,
     });
     expect(fake.bulkJobs()).toMatchObject([{ object: 'Contact', operation: 'upsert', externalIdFieldName: EXT, state: 'JobComplete', rows: CONTACTS, numberRecordsFailed: 0 }]);
-    expectLinked(fake);
+    expectLinked(fake, CONTACTS, ACCOUNTS);
 
     fake.core.resetLog();
     const again = await runCli(['sync', file, '--config', config, '--bulk', 'auto'], { env });
@@ -122,7 +112,7 @@ describe('a Salesforce backfill through sync --bulk auto', () => {
     expect(fake.count('POST /jobs/ingest')).toBe(1);
     expect(fake.count('PUT /jobs/ingest/{id}/batches')).toBe(1);
     expect(fake.count('PATCH /composite/sobjects/Contact')).toBe(0);
-    expectLinked(fake);
+    expectLinked(fake, CONTACTS, ACCOUNTS);
 
     // 4. Once more: every line replayed, 0 requests.
     fake.core.resetLog();

@@ -5,21 +5,14 @@
  * naming field and reason and a retry of them writes each once; a holder that stops at any point of
  * a job leaves it on its claims, and whoever takes them over follows the same job.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { afterAll, afterEach, describe, expect, it } from 'vitest';
-import { salesforceAdapter, type SalesforceAdapter, type SalesforceAdapterOptions, type SalesforceBulkOptions } from '../../adapters/salesforce/index.js';
-import { fakeSalesforce, type FakeBulkOptions, type FakeSalesforce } from '../../adapters/testing/index.js';
-import { createSync, type Outcome, type RateBudget, type Sync } from '../../src/index.js';
-import { sqliteLedger } from '../../src/ledger/sqlite.js';
-import type { LedgerBackend } from '../../src/ledger/types.js';
-import { statuses, TOKEN } from './salesforce-helpers.js';
+import { describe, expect, it } from 'vitest';
+import type { SalesforceAdapter, SalesforceAdapterOptions } from '../../adapters/salesforce/index.js';
+import type { FakeBulkOptions } from '../../adapters/testing/index.js';
+import type { Outcome, RateBudget, Sync } from '../../src/index.js';
+import { bulkOrgs, expectLinked, EXT, type BulkOrg } from './salesforce-bulk-helpers.js';
+import { statuses } from './salesforce-helpers.js';
 
-const EXT = 'AI_External_Id__c';
-const fast = { retries: 4, minTimeoutMs: 5, maxTimeoutMs: 20 };
-
-export const bulkObjects: SalesforceAdapterOptions['objects'] = {
+const bulkObjects: SalesforceAdapterOptions['objects'] = {
   company: { kind: 'record', sobject: 'Account', externalIdField: EXT, fields: ['Name'] },
   contact: { kind: 'record', sobject: 'Contact', externalIdField: EXT, fields: ['Email', 'FirstName', 'LastName', 'Level__c'], links: { company: 'AccountId' } },
   task: { kind: 'activity', sobject: 'Task', externalIdField: 'AI_Idempotency_Key__c', fields: ['Subject', 'Description', 'Status'], parents: { contact: 'WhoId', company: 'WhatId' } },
@@ -39,56 +32,15 @@ const contact = (i: number, accounts: number, extra: Record<string, string | nul
 });
 const backfill = (contacts: number, accounts: number) => [...Array.from({ length: accounts }, (_, i) => company(i)), ...Array.from({ length: contacts }, (_, i) => contact(i, accounts))];
 
-const dirs: string[] = [];
-afterAll(() => {
-  for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
-});
-const closers: Array<() => Promise<void>> = [];
-afterEach(async () => {
-  while (closers.length > 0) await closers.pop()!();
-});
-
-interface Org {
-  fake: FakeSalesforce;
-  ledgerPath: string;
-  /** A new Sync (new adapter, new ledger connection), as a process started again builds one. */
-  sync(options?: { bulk?: SalesforceBulkOptions; now?: () => number; leaseMs?: number; rateBudget?: RateBudget }): Sync;
-}
-
-async function org(bulk: FakeBulkOptions = {}): Promise<Org> {
-  const fake = fakeSalesforce({ accessToken: TOKEN, dailyLimit: 10_000_000, bulk });
-  fake.defineField('Contact', 'Level__c', { type: 'picklist', restrictedPicklist: true, picklistValues: [{ value: 'Primary' }, { value: 'Secondary' }] });
-  const front = await fake.open('loopback', `https://lane${dirs.length}.my.salesforce.com`);
-  closers.push(() => front.close());
-  const dir = mkdtempSync(join(tmpdir(), 'crm-upsert-bulk-lane-'));
-  dirs.push(dir);
-  const ledgerPath = join(dir, 'ledger.db');
-  return {
-    fake,
-    ledgerPath,
-    sync: ({ bulk: bulkOptions = {}, now, leaseMs, rateBudget } = {}) => {
-      const adapter = salesforceAdapter({ instanceUrl: front.url, accessToken: TOKEN, objects: bulkObjects, bulk: { sleep: async () => undefined, ...bulkOptions }, ...(rateBudget ? { rateBudget } : {}) });
-      const ledger: LedgerBackend = sqliteLedger({ path: ledgerPath });
-      const sync = createSync({ adapter, ledger, retry: fast, ...(now ? { now } : {}), ...(leaseMs ? { leaseMs } : {}) });
-      closers.push(() => sync.close().catch(() => undefined));
-      return sync;
-    },
-  };
+const newOrg = bulkOrgs(bulkObjects, 'lane');
+/** A fake org whose Contact has a restricted picklist, Level__c. */
+async function org(bulk: FakeBulkOptions = {}): Promise<BulkOrg> {
+  const made = await newOrg(bulk);
+  made.fake.defineField('Contact', 'Level__c', { type: 'picklist', restrictedPicklist: true, picklistValues: [{ value: 'Primary' }, { value: 'Secondary' }] });
+  return made;
 }
 
 const byExt = (records: Array<Record<string, unknown>>) => new Map(records.map((r) => [String(r[EXT]), r]));
-
-/** Every contact once, with its account's Id; no account twice. */
-function expectLinked(fake: FakeSalesforce, contacts: number, accounts: number): void {
-  const accountRows = fake.records('Account');
-  expect(accountRows).toHaveLength(accounts);
-  const accountId = new Map(accountRows.map((r) => [String(r[EXT]), r.Id]));
-  const rows = fake.records('Contact');
-  expect(rows).toHaveLength(contacts);
-  const stored = byExt(rows);
-  expect(stored.size).toBe(contacts);
-  for (let i = 0; i < contacts; i++) expect(stored.get(`c-${i}`)?.AccountId).toBe(accountId.get(`a-${i % accounts}`));
-}
 
 async function each(sync: Sync, actions: unknown[], options: Parameters<Sync['applyEach']>[1] = {}): Promise<Outcome[]> {
   const outcomes: Outcome[] = [];

@@ -5,18 +5,12 @@
  * nothing more is sent, the rows' claims go back, and a later Sync, once the window has moved on,
  * follows the failed job and writes each row once.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { afterAll, afterEach, describe, expect, it } from 'vitest';
-import { salesforceAdapter, type SalesforceAdapterOptions } from '../../adapters/salesforce/index.js';
-import { fakeSalesforce, type FakeBulkOptions, type FakeSalesforce } from '../../adapters/testing/index.js';
-import { createSync, type Sync } from '../../src/index.js';
-import { sqliteLedger } from '../../src/ledger/sqlite.js';
-import { statuses, TOKEN } from './salesforce-helpers.js';
+import { describe, expect, it } from 'vitest';
+import type { SalesforceAdapterOptions } from '../../adapters/salesforce/index.js';
+import type { FakeSalesforce } from '../../adapters/testing/index.js';
+import { bulkOrgs, EXT } from './salesforce-bulk-helpers.js';
+import { statuses } from './salesforce-helpers.js';
 
-const EXT = 'AI_External_Id__c';
-const fast = { retries: 4, minTimeoutMs: 5, maxTimeoutMs: 20 };
 const objects: SalesforceAdapterOptions['objects'] = {
   company: { kind: 'record', sobject: 'Account', externalIdField: EXT, fields: ['Name'] },
 };
@@ -24,32 +18,7 @@ const occurredAt = '2026-12-01T09:00:00.000Z';
 const company = (i: number) => ({ source: 'backfill', eventId: `co-${i}`, occurredAt, op: 'upsert', object: 'company', externalId: `a-${i}`, fields: { Name: `Account ${i}` } });
 const companies = (from: number, n: number) => Array.from({ length: n }, (_, i) => company(from + i));
 
-const dirs: string[] = [];
-afterAll(() => {
-  for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
-});
-const closers: Array<() => Promise<void>> = [];
-afterEach(async () => {
-  while (closers.length > 0) await closers.pop()!();
-});
-
-async function org(bulk: FakeBulkOptions): Promise<{ fake: FakeSalesforce; sync(): Sync }> {
-  const fake = fakeSalesforce({ accessToken: TOKEN, dailyLimit: 10_000_000, bulk });
-  const front = await fake.open('loopback', `https://limits${dirs.length}.my.salesforce.com`);
-  closers.push(() => front.close());
-  const dir = mkdtempSync(join(tmpdir(), 'crm-upsert-bulk-limits-'));
-  dirs.push(dir);
-  const ledgerPath = join(dir, 'ledger.db');
-  return {
-    fake,
-    sync: () => {
-      const adapter = salesforceAdapter({ instanceUrl: front.url, accessToken: TOKEN, objects, bulk: { sleep: async () => undefined } });
-      const sync = createSync({ adapter, ledger: sqliteLedger({ path: ledgerPath }), retry: fast });
-      closers.push(() => sync.close().catch(() => undefined));
-      return sync;
-    },
-  };
-}
+const org = bulkOrgs(objects, 'limits');
 
 /** Every account once: `n` records, `n` distinct external ids. */
 function expectOnce(fake: FakeSalesforce, n: number): void {

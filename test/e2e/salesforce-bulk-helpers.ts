@@ -1,0 +1,66 @@
+/**
+ * What the bulk lane's end-to-end tests share: a fake org on loopback with a SQLite ledger file,
+ * each `sync()` a new adapter and a new ledger connection (as a process started again builds
+ * them), closed after each test; and the check that every contact is in the org once, with its account.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, afterEach, expect } from 'vitest';
+import { salesforceAdapter, type SalesforceAdapterOptions, type SalesforceBulkOptions } from '../../adapters/salesforce/index.js';
+import { fakeSalesforce, type FakeBulkOptions, type FakeSalesforce } from '../../adapters/testing/index.js';
+import { createSync, type RateBudget, type Sync } from '../../src/index.js';
+import { sqliteLedger } from '../../src/ledger/sqlite.js';
+import { TOKEN } from './salesforce-helpers.js';
+
+export const EXT = 'AI_External_Id__c';
+const fast = { retries: 4, minTimeoutMs: 5, maxTimeoutMs: 20 };
+
+export interface BulkOrg {
+  fake: FakeSalesforce;
+  ledgerPath: string;
+  sync(options?: { bulk?: SalesforceBulkOptions; now?: () => number; leaseMs?: number; rateBudget?: RateBudget }): Sync;
+}
+
+/** Call at the top of a test file: a factory of orgs configured with `objects`, cleaned up after each test (and the file). */
+export function bulkOrgs(objects: SalesforceAdapterOptions['objects'], name: string): (bulk?: FakeBulkOptions) => Promise<BulkOrg> {
+  const dirs: string[] = [];
+  const closers: Array<() => Promise<void>> = [];
+  afterEach(async () => {
+    while (closers.length > 0) await closers.pop()!();
+  });
+  afterAll(() => {
+    for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
+  });
+  return async (bulk = {}) => {
+    const fake = fakeSalesforce({ accessToken: TOKEN, dailyLimit: 10_000_000, bulk });
+    const front = await fake.open('loopback', `https://${name}${dirs.length}.my.salesforce.com`);
+    closers.push(() => front.close());
+    const dir = mkdtempSync(join(tmpdir(), `crm-upsert-${name}-`));
+    dirs.push(dir);
+    const ledgerPath = join(dir, 'ledger.db');
+    return {
+      fake,
+      ledgerPath,
+      sync: ({ bulk: bulkOptions = {}, now, leaseMs, rateBudget } = {}) => {
+        const adapter = salesforceAdapter({ instanceUrl: front.url, accessToken: TOKEN, objects, bulk: { sleep: async () => undefined, ...bulkOptions }, ...(rateBudget ? { rateBudget } : {}) });
+        const sync = createSync({ adapter, ledger: sqliteLedger({ path: ledgerPath }), retry: fast, ...(now ? { now } : {}), ...(leaseMs ? { leaseMs } : {}) });
+        closers.push(() => sync.close().catch(() => undefined));
+        return sync;
+      },
+    };
+  };
+}
+
+/** Every account once, every contact `c-i` once with the Id of its account `a-(i % accounts)`. */
+export function expectLinked(fake: FakeSalesforce, contacts: number, accounts: number): void {
+  const accountRows = fake.records('Account');
+  expect(accountRows).toHaveLength(accounts);
+  const accountId = new Map(accountRows.map((r) => [String(r[EXT]), r.Id]));
+  expect(accountId.size).toBe(accounts);
+  const rows = fake.records('Contact');
+  expect(rows).toHaveLength(contacts);
+  const stored = new Map(rows.map((r) => [String(r[EXT]), r]));
+  expect(stored.size).toBe(contacts);
+  for (let i = 0; i < contacts; i++) expect(stored.get(`c-${i}`)?.AccountId).toBe(accountId.get(`a-${i % accounts}`));
+}
