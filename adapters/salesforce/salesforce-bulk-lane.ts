@@ -148,6 +148,28 @@ export function salesforceBulkLane(input: SalesforceBulkLaneInput): BulkLane {
     const byId = new Map(writes.map((w) => ['externalId' in w ? w.externalId : w.key, w]));
     return new Map([...outcomes].map(([id, o]) => [id, o.status === 'failed' ? { ok: false as const, error: explain(object, byId.get(id), o.error) } : toResult(o)]));
   }
+  /** Writes through jobs by their key column: those that cannot be sent answered at once, every other by its row's end. */
+  async function upsertRows<W extends RecordWrite | ActivityWrite>(
+    object: string,
+    spec: { sobject: string; externalIdField: string },
+    writes: readonly W[],
+    idOf: (w: W) => string,
+    refuse: (w: W) => CrmError | undefined,
+    rowOf: (w: W) => Record<string, CsvValue>,
+    hooks: BulkHooks,
+  ): Promise<Map<string, BulkRowResult>> {
+    const out = new Map<string, BulkRowResult>();
+    const sent: W[] = [];
+    for (const w of writes) {
+      const refused = refuse(w);
+      if (refused) out.set(idOf(w), { ok: false, error: refused });
+      else sent.push(w);
+    }
+    if (sent.length === 0) return out;
+    const outcomes = await run(object, spec.sobject, spec.externalIdField, sent.map(rowOf), hooks);
+    for (const [id, r] of results(object, outcomes, sent)) out.set(id, r);
+    return out;
+  }
   /** `uploaded` undefined: not known (a followed job's info does not say), so left out of the progress. */
   const progress = (object: string, uploaded: number | undefined) => (job: BulkJobInfo) =>
     input.onProgress?.({ object, jobId: job.id, state: job.state, ...(uploaded === undefined ? {} : { uploaded }), processed: job.numberRecordsProcessed ?? 0, failed: job.numberRecordsFailed ?? 0 });
@@ -161,34 +183,14 @@ export function salesforceBulkLane(input: SalesforceBulkLaneInput): BulkLane {
 
     async upsert(object, writes, hooks) {
       const spec = record(object)!;
-      const out = new Map<string, BulkRowResult>();
-      const sent: RecordWrite[] = [];
-      for (const w of writes) {
-        const refused = input.refuse(object, spec, w);
-        if (refused) out.set(w.externalId, { ok: false, error: refused });
-        else sent.push(w);
-      }
-      if (sent.length === 0) return out;
-      const outcomes = await run(object, spec.sobject, spec.externalIdField, sent.map((w) => bulkRow(spec, w, targets)), hooks);
-      for (const [id, r] of results(object, outcomes, sent)) out.set(id, r);
-      return out;
+      return upsertRows(object, spec, writes, (w) => w.externalId, (w) => input.refuse(object, spec, w), (w) => bulkRow(spec, w, targets), hooks);
     },
 
     acceptsActivities: (object) => activity(object) !== undefined,
 
     async upsertActivities(object, writes, hooks) {
       const spec = activity(object)!;
-      const out = new Map<string, BulkRowResult>();
-      const sent: ActivityWrite[] = [];
-      for (const w of writes) {
-        const refused = input.refuseActivity(object, spec, w);
-        if (refused) out.set(w.key, { ok: false, error: refused });
-        else sent.push(w);
-      }
-      if (sent.length === 0) return out;
-      const outcomes = await run(object, spec.sobject, spec.externalIdField, sent.map((w) => bulkActivityRow(spec, w, targets).row), hooks);
-      for (const [key, r] of results(object, outcomes, sent)) out.set(key, r);
-      return out;
+      return upsertRows(object, spec, writes, (w) => w.key, (w) => input.refuseActivity(object, spec, w), (w) => bulkActivityRow(spec, w, targets).row, hooks);
     },
 
     async follow(object, job, writes = []) {

@@ -10,7 +10,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { fakeSalesforce, type FakeSalesforce } from '../../adapters/testing/index.js';
-import { expectLinked } from '../e2e/salesforce-bulk-helpers.js';
+import { BACKFILL_REQUESTS, expectLinked } from '../e2e/salesforce-bulk-helpers.js';
 import { ensureBuilt, runCli, spawnCli, tempDir, type SpawnedCli } from './helpers.js';
 
 const env = { SF_ACCESS_TOKEN: 'sf-bulk-backfill-token' };
@@ -67,14 +67,7 @@ describe('a Salesforce backfill through sync --bulk auto', () => {
     const first = await runCli(['sync', file, '--config', config, '--bulk', 'auto'], { env });
     expect(first.code, first.stderr).toBe(0);
     expect(summary(first.stdout)).toMatchObject({ counts: { created: ACCOUNTS + CONTACTS }, apiCalls: 9 });
-    expect(fake.counts()).toEqual({
-      'PATCH /composite/sobjects/Account/AI_External_Id__c': 3,
-      'POST /jobs/ingest': 1,
-      'PUT /jobs/ingest/{id}/batches': 1,
-      'PATCH /jobs/ingest/{id}': 1,
-      'GET /jobs/ingest/{id}': 2,
-      'GET /jobs/ingest/{id}/successfulResults': 1,
-    });
+    expect(fake.counts()).toEqual(BACKFILL_REQUESTS);
     expect(fake.bulkJobs()).toMatchObject([{ object: 'Contact', operation: 'upsert', externalIdFieldName: EXT, state: 'JobComplete', rows: CONTACTS, numberRecordsFailed: 0 }]);
     expectLinked(fake, CONTACTS, ACCOUNTS);
 

@@ -52,6 +52,20 @@ export function bulkOrgs(objects: SalesforceAdapterOptions['objects'], name: str
   };
 }
 
+/**
+ * The requests of a backfill of 500 accounts and 10,000 contacts under `bulk: 'auto'` when the
+ * fake's jobs complete on their second poll: the accounts (under minRecords) in three Collections
+ * upserts; the contacts in one job: create, upload, close, two polls, the successful results.
+ */
+export const BACKFILL_REQUESTS = {
+  'PATCH /composite/sobjects/Account/AI_External_Id__c': 3,
+  'POST /jobs/ingest': 1,
+  'PUT /jobs/ingest/{id}/batches': 1,
+  'PATCH /jobs/ingest/{id}': 1,
+  'GET /jobs/ingest/{id}': 2,
+  'GET /jobs/ingest/{id}/successfulResults': 1,
+};
+
 /** Every account once, every contact `c-i` once with the Id of its account `a-(i % accounts)`. */
 export function expectLinked(fake: FakeSalesforce, contacts: number, accounts: number): void {
   const accountRows = fake.records('Account');

@@ -9,7 +9,7 @@ import { describe, expect, it } from 'vitest';
 import type { SalesforceAdapter, SalesforceAdapterOptions } from '../../adapters/salesforce/index.js';
 import type { FakeBulkOptions } from '../../adapters/testing/index.js';
 import type { Outcome, RateBudget, Sync } from '../../src/index.js';
-import { bulkOrgs, expectLinked, EXT, type BulkOrg } from './salesforce-bulk-helpers.js';
+import { BACKFILL_REQUESTS, bulkOrgs, expectLinked, EXT, type BulkOrg } from './salesforce-bulk-helpers.js';
 import { statuses } from './salesforce-helpers.js';
 
 const bulkObjects: SalesforceAdapterOptions['objects'] = {
@@ -56,14 +56,7 @@ describe('the bulk lane (Salesforce Bulk API 2.0) under the ledger', () => {
     expect(statuses(first)).toEqual({ created: 10_500 });
     // 500 accounts are under minRecords (2,000): three Collections upserts. The contacts: create,
     // upload, close, two polls, the successful results.
-    expect(fake.counts()).toEqual({
-      'PATCH /composite/sobjects/Account/AI_External_Id__c': 3,
-      'POST /jobs/ingest': 1,
-      'PUT /jobs/ingest/{id}/batches': 1,
-      'PATCH /jobs/ingest/{id}': 1,
-      'GET /jobs/ingest/{id}': 2,
-      'GET /jobs/ingest/{id}/successfulResults': 1,
-    });
+    expect(fake.counts()).toEqual(BACKFILL_REQUESTS);
     expect(fake.bulkJobs()).toMatchObject([{ object: 'Contact', operation: 'upsert', state: 'JobComplete', rows: 10_000 }]);
     expectLinked(fake, 10_000, 500);
     const stored = byExt(fake.records('Contact'));
