@@ -39,8 +39,9 @@ export interface SalesforceBulkLaneInput {
 }
 
 /**
- * Task's WhoId and WhatId each take several sObjects: their columns name the parent's type
- * (`Who:Contact.AI_External_Id__c`), the form Salesforce's guide gives for polymorphic fields.
+ * Task's WhoId and WhatId each take several sObjects: their columns name the parent's type first
+ * (`Contact:Who.AI_External_Id__c`), the form Salesforce's guide gives for polymorphic fields
+ * (`ObjectType:RelationshipName.IndexedFieldName`; a type on a lookup that is not polymorphic fails the job).
  */
 const POLYMORPHIC = new Set(['WhoId', 'WhatId']);
 
@@ -48,7 +49,7 @@ const POLYMORPHIC = new Set(['WhoId', 'WhatId']);
 function referenceColumn(field: string, target: { sobject: string; externalIdField: string }): string | undefined {
   const name = relationshipName(field);
   if (name === undefined) return undefined;
-  return POLYMORPHIC.has(field) ? `${name}:${target.sobject}.${target.externalIdField}` : `${name}.${target.externalIdField}`;
+  return POLYMORPHIC.has(field) ? `${target.sobject}:${name}.${target.externalIdField}` : `${name}.${target.externalIdField}`;
 }
 
 /** One activity as a CSV row of a Bulk upsert on its key: its fields, its parent and links as reference columns, the key. */

@@ -67,7 +67,7 @@ export interface BulkUpsertInput {
   externalIdFieldName: string;
   /**
    * One object per record: CSV column -> value. Columns are field API names or relationship columns
-   * naming a parent by its external id (`Account.AI_External_Id__c`; polymorphic `Who:Contact.AI_External_Id__c`).
+   * naming a parent by its external id (`Account.AI_External_Id__c`; polymorphic `Contact:Who.AI_External_Id__c`).
    * `null` clears a field (`#N/A`); a missing, undefined or empty value leaves it as it is.
    */
   rows: ReadonlyArray<Readonly<Record<string, CsvValue>>>;

@@ -34,6 +34,9 @@ import { csvCell, CsvSyntaxError, CSV_NULL, parseCsv } from '../salesforce-csv.j
 import { lookupFieldOf } from './salesforce-fake-references.js';
 import { seededRandom, type FakeRequest, type FakeResponse } from '../../testing/fake-http.js';
 
+/** `RelationshipName.Field`, or for a polymorphic lookup `ObjectType:RelationshipName.Field`. */
+const RELATIONSHIP_COLUMN = /^(?:([A-Za-z0-9_]+):)?([A-Za-z0-9_]+)\.([A-Za-z0-9_]+)$/;
+
 /** The states of an ingest job [V]. */
 export const BulkJobState = {
   open: 'Open',
@@ -296,21 +299,36 @@ export class FakeBulkJobs {
     if (columns.length === 0 || columns.every((c) => c === '')) return 'InvalidBatch : Failed to parse CSV header';
     job.columns = columns;
     job.rows = rows;
-    for (const column of columns) if (!this.columnKnown(job.info.object, column)) return `InvalidBatch : Field name not found : ${column}`;
+    for (const column of columns) {
+      const refused = this.columnRefused(job.info.object, column);
+      if (refused) return refused;
+    }
     const short = rows.findIndex((r) => r.length !== columns.length);
     // [I: the wording]
     if (short >= 0) return `InvalidBatch : Failed to parse CSV: row ${short + 2} has ${rows[short]!.length} values where the header names ${columns.length} columns`;
     return undefined;
   }
 
-  /** A plain field of the object, or a relationship column `Rel.Field` / polymorphic `Rel:Type.Field` whose field exists on the parent. */
-  private columnKnown(sobject: string, column: string): boolean {
-    const rel = /^([A-Za-z0-9_]+)(?::([A-Za-z0-9_]+))?\.([A-Za-z0-9_]+)$/.exec(column);
-    if (!rel) return this.org.field(sobject, column) !== undefined;
-    const lookup = this.org.field(sobject, lookupFieldOf(rel[1]!));
-    if (lookup?.type !== 'reference') return false;
-    const target = rel[2] ?? (lookup.referenceTo.length === 1 ? lookup.referenceTo[0] : undefined);
-    return target !== undefined && lookup.referenceTo.includes(target) && this.org.field(target, rel[3]!) !== undefined;
+  /**
+   * Why a header column fails the job, if it does. A column is a plain field of the object, or a
+   * relationship column `RelationshipName.Field` naming the parent by a field of it, or for a
+   * polymorphic lookup `ObjectType:RelationshipName.Field` [V: "Relationship Fields in a Header Row
+   * (2.0)": the syntax, its sample `Lead:Who.Email`, and "You get an error if you omit this syntax for
+   * a polymorphic field. You also get an error if you include this syntax for a field that is not
+   * polymorphic."]. The wordings of those two errors are [I], from reports of real jobs.
+   */
+  private columnRefused(sobject: string, column: string): string | undefined {
+    const rel = RELATIONSHIP_COLUMN.exec(column);
+    if (!rel) return this.org.field(sobject, column) !== undefined ? undefined : `InvalidBatch : Field name not found : ${column}`;
+    const [, type, name, field] = rel as unknown as [string, string | undefined, string, string];
+    const lookup = this.org.field(sobject, lookupFieldOf(name));
+    if (lookup?.type !== 'reference') return `InvalidBatch : Unable to find relationship: ${name}`;
+    const polymorphic = lookup.referenceTo.length > 1;
+    if (type !== undefined && !polymorphic) return `InvalidBatch : type is not needed for non polymorphic foreign key references: ${name}`;
+    if (type === undefined && polymorphic) return `InvalidBatch : type is needed for polymorphic foreign key references: ${name}`;
+    const target = type ?? lookup.referenceTo[0]!;
+    if (!lookup.referenceTo.includes(target) || this.org.field(target, field) === undefined) return `InvalidBatch : Field name not found : ${column}`;
+    return undefined;
   }
 
   private patch(job: Job, body: unknown): FakeResponse {
@@ -436,17 +454,18 @@ export class FakeBulkJobs {
     job.columns.forEach((column, i) => {
       const v = cells[i] ?? '';
       if (column === match || v === '') return;
-      const rel = /^([A-Za-z0-9_]+)(?::([A-Za-z0-9_]+))?\.([A-Za-z0-9_]+)$/.exec(column);
+      const rel = RELATIONSHIP_COLUMN.exec(column);
       if (!rel) {
         fields[column] = v === CSV_NULL ? null : v;
         return;
       }
+      const [, type, name, field] = rel as unknown as [string, string | undefined, string, string];
       if (v === CSV_NULL) {
-        fields[lookupFieldOf(rel[1]!)] = null;
+        fields[lookupFieldOf(name)] = null;
         return;
       }
-      const lookup = this.org.field(job.info.object, lookupFieldOf(rel[1]!))!;
-      fields[rel[1]!] = { attributes: { type: rel[2] ?? lookup.referenceTo[0] }, [rel[3]!]: v };
+      const lookup = this.org.field(job.info.object, lookupFieldOf(name))!;
+      fields[name] = { attributes: { type: type ?? lookup.referenceTo[0] }, [field]: v };
     });
     return fields;
   }

@@ -90,6 +90,23 @@ describe('fakeSalesforce Bulk API 2.0', () => {
     expect(contact).not.toHaveProperty('AccountId');
   });
 
+  it('takes a polymorphic lookup only as ObjectType:RelationshipName.Field, and a type on any other lookup fails the job', async () => {
+    const fake = fakeSalesforce({ bulk: { pollsToComplete: 1 } });
+    const contact = await job(fake, { object: 'Contact', operation: 'upsert', externalIdFieldName: 'AI_External_Id__c' }, 'AI_External_Id__c,LastName\nc-1,Smith\n');
+    await call(fake, 'GET', `${base}/${contact}`);
+    const failedWith = async (object: string, csv: string) => {
+      const id = await job(fake, { object, operation: 'upsert', externalIdFieldName: object === 'Task' ? 'AI_Idempotency_Key__c' : 'AI_External_Id__c' }, csv);
+      return ((await call(fake, 'GET', `${base}/${id}`)).body as { state: string; errorMessage?: string });
+    };
+    // Salesforce's own sample: `Lead:Who.Email`.
+    expect(await failedWith('Task', 'AI_Idempotency_Key__c,Subject,Contact:Who.AI_External_Id__c\nk-1,Call,c-1\n')).toMatchObject({ state: 'JobComplete' });
+    expect(fake.records('Task')[0]).toMatchObject({ Subject: 'Call', WhoId: fake.records('Contact')[0]!.Id });
+    expect(await failedWith('Task', 'AI_Idempotency_Key__c,Subject,Who.AI_External_Id__c\nk-2,Call,c-1\n')).toMatchObject({ state: 'Failed', errorMessage: 'InvalidBatch : type is needed for polymorphic foreign key references: Who' });
+    expect(await failedWith('Task', 'AI_Idempotency_Key__c,Subject,Who:Contact.AI_External_Id__c\nk-3,Call,c-1\n')).toMatchObject({ state: 'Failed', errorMessage: 'InvalidBatch : Unable to find relationship: Contact' });
+    expect(await failedWith('Contact', 'AI_External_Id__c,Account:Account.AI_External_Id__c\nc-1,acme\n')).toMatchObject({ state: 'Failed', errorMessage: 'InvalidBatch : type is not needed for non polymorphic foreign key references: Account' });
+    expect(fake.records('Task')).toHaveLength(1);
+  });
+
   it('refuses bad job requests with Salesforce codes and counts each as an API request', async () => {
     const fake = fakeSalesforce();
     expect(await call(fake, 'POST', base, { object: 'Contact', operation: 'merge', contentType: 'CSV' })).toMatchObject({ status: 400, body: [{ errorCode: 'API_ERROR', message: "Invalid value: 'merge' supplied for property: 'operation'" }] });
