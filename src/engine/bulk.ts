@@ -156,8 +156,11 @@ async function uploadJobs(ctx: EngineContext, call: Call, lane: BulkLane, op: Ba
     results = await laneUpsert(lane, op, object, writes, { onJob: note, onUploaded: note });
   } catch (err) {
     if (!(err instanceof ClaimLostError) && !(err instanceof CrmError)) {
-      // Not the CRM's answer (the ledger failed to take the note): the claims go back, best effort, and the error stands.
-      await releaseEntries(ctx, call, live.flat()).catch(() => undefined);
+      // Not the CRM's answer (the ledger failed, the process is stopping): the error stands. Rows of a
+      // job that may run on keep their claims to the lease; the others go back, best effort.
+      const mayRun = live.filter((g) => noted.has(g)).flat();
+      call.keeper.drop(mayRun.map((i) => i.key));
+      await releaseEntries(ctx, call, live.filter((g) => !noted.has(g)).flat()).catch(() => undefined);
       throw err;
     }
     if (err instanceof CrmError) ctx.quota.note(err);

@@ -9,8 +9,9 @@ import { join } from 'node:path';
 import { afterAll, afterEach, expect } from 'vitest';
 import { salesforceAdapter, type SalesforceAdapterOptions, type SalesforceBulkOptions } from '../../adapters/salesforce/index.js';
 import { fakeSalesforce, type FakeBulkOptions, type FakeSalesforce } from '../../adapters/testing/index.js';
-import { createSync, type RateBudget, type Sync } from '../../src/index.js';
+import { createSync, openLedger, type RateBudget, type Sync } from '../../src/index.js';
 import { sqliteLedger } from '../../src/ledger/sqlite.js';
+import type { LedgerUnderTest } from '../helpers/services.js';
 import { TOKEN } from './salesforce-helpers.js';
 
 export const EXT = 'AI_External_Id__c';
@@ -22,8 +23,11 @@ export interface BulkOrg {
   sync(options?: { bulk?: SalesforceBulkOptions; now?: () => number; leaseMs?: number; rateBudget?: RateBudget }): Sync;
 }
 
-/** Call at the top of a test file: a factory of orgs configured with `objects`, cleaned up after each test (and the file). */
-export function bulkOrgs(objects: SalesforceAdapterOptions['objects'], name: string): (bulk?: FakeBulkOptions) => Promise<BulkOrg> {
+/**
+ * Call at the top of a test file: a factory of orgs configured with `objects`, cleaned up after each
+ * test (and the file). Each org's ledger is a SQLite file of its own, or the ledger `ledger()` gives.
+ */
+export function bulkOrgs(objects: SalesforceAdapterOptions['objects'], name: string, ledger?: () => Promise<LedgerUnderTest>): (bulk?: FakeBulkOptions) => Promise<BulkOrg> {
   const dirs: string[] = [];
   const closers: Array<() => Promise<void>> = [];
   afterEach(async () => {
@@ -39,12 +43,15 @@ export function bulkOrgs(objects: SalesforceAdapterOptions['objects'], name: str
     const dir = mkdtempSync(join(tmpdir(), `crm-upsert-${name}-`));
     dirs.push(dir);
     const ledgerPath = join(dir, 'ledger.db');
+    const shared = ledger ? await ledger() : undefined;
+    if (shared) closers.unshift(() => shared.drop());
+    const open = () => (shared ? openLedger(shared.url, shared.options) : sqliteLedger({ path: ledgerPath }));
     return {
       fake,
       ledgerPath,
       sync: ({ bulk: bulkOptions = {}, now, leaseMs, rateBudget } = {}) => {
         const adapter = salesforceAdapter({ instanceUrl: front.url, accessToken: TOKEN, objects, bulk: { sleep: async () => undefined, ...bulkOptions }, ...(rateBudget ? { rateBudget } : {}) });
-        const sync = createSync({ adapter, ledger: sqliteLedger({ path: ledgerPath }), retry: fast, ...(now ? { now } : {}), ...(leaseMs ? { leaseMs } : {}) });
+        const sync = createSync({ adapter, ledger: open(), retry: fast, ...(now ? { now } : {}), ...(leaseMs ? { leaseMs } : {}) });
         closers.push(() => sync.close().catch(() => undefined));
         return sync;
       },
