@@ -4,7 +4,7 @@
  *
  *   contact job 750xx: uploaded 10,000, processed 4,000, failed 12 (InProgress)
  *
- * A job followed after a restart has no upload count (Salesforce's job info does not say it): its
+ * A job followed after a restart has no upload count (the CRM's job info does not say it): its
  * line leaves it out, `contact job 750xx: processed 4,000, failed 12 (InProgress)`.
  *
  * Only on a terminal: a scheduler's log gets no partial lines (the summary says what happened).
