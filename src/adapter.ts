@@ -154,9 +154,10 @@ export interface BulkJobRef {
 /**
  * One row's end in a Bulk job, by external id: written, refused (the CRM's per-row error), or
  * `unprocessed`: the job ended (aborted, failed whole, never closed) before this row, which
- * was not written and may be sent again.
+ * was not written; `reason`, the job's error; `retryable`, whether sending the row again can help
+ * (not when the CRM refused the job's data or header as a whole).
  */
-export type BulkRowResult = WriteResult | { ok: false; unprocessed: true; reason: string };
+export type BulkRowResult = WriteResult | { ok: false; unprocessed: true; reason: string; retryable: boolean };
 
 /** What the engine does around a Bulk job's requests. */
 export interface BulkHooks {

@@ -82,8 +82,18 @@ export function bulkRow(spec: RecordConfig, write: RecordWrite, targets: LinkTar
   return row;
 }
 
+/**
+ * Salesforce's exception codes for a job whose input it cannot take as a whole (its guide's
+ * "Errors" page: a bad header, bad CSV, a bad job): its rows fail the same way when sent again.
+ */
+const REFUSED_INPUT = /^(InvalidBatch|InvalidJob|ClientInputError)\b/;
+
 const toResult = (o: BulkRowOutcome): BulkRowResult =>
-  o.status === 'failed' ? { ok: false, error: o.error } : o.status === 'unprocessed' ? { ok: false, unprocessed: true, reason: o.reason ?? 'the job ended before this row was processed' } : { ok: true, recordId: o.id, created: o.status === 'created' };
+  o.status === 'failed'
+    ? { ok: false, error: o.error }
+    : o.status === 'unprocessed'
+      ? { ok: false, unprocessed: true, reason: o.reason ?? 'the job ended before this row was processed', retryable: !REFUSED_INPUT.test((o.reason ?? '').trim()) }
+      : { ok: true, recordId: o.id, created: o.status === 'created' };
 
 /**
  * A row refused on its relationship column (no parent holds that external id) fails as the same

@@ -60,6 +60,17 @@ const failedWith = (group: readonly Held[], error: CrmError): Decided[] => group
 
 const laneError = (ctx: EngineContext, message: string, vendorCode: string, kind: CrmError['kind'] = CrmErrorKind.transient) => new CrmError(message, { vendor: ctx.adapter.name, kind, vendorCode });
 
+/**
+ * A row the job ended before (an aborted job, one failed whole): nothing of it was written. The
+ * job's own error says why, and the lane says whether sending the row again can help (a job whose
+ * data or header the CRM refused fails the same way again).
+ */
+function unprocessed(ctx: EngineContext, why: { reason: string; retryable: boolean } | undefined): CrmError {
+  const said = why?.reason ? ` (the job: ${why.reason})` : '';
+  const again = why?.retryable !== false;
+  return laneError(ctx, `the Bulk job ended before this row was processed${said}; nothing of it was written${again ? ', and the same action sends it again' : ''}`, 'BULK_ROW_UNPROCESSED', again ? CrmErrorKind.transient : CrmErrorKind.permanent);
+}
+
 /** The one write each group sends (values merged in event order, links, the record's known id). */
 function writesOf(op: Batch<Held>['op'], object: string, groups: Groups): (RecordWrite | ActivityWrite)[] {
   const batch: Batch<Held> = { op, object, groups };
@@ -76,12 +87,15 @@ function laneUpsert(lane: BulkLane, op: Batch<Held>['op'], object: string, write
 }
 
 /** Sort each group by its row's end. `absent`: what a row with no end in the results means. */
-function sortRows(ctx: EngineContext, groups: Groups, results: ReadonlyMap<string, BulkRowResult>, absent: 'unprocessed' | 'unknown', out: Sorted, again: Groups): void {
+function sortRows(ctx: EngineContext, groups: Groups, results: ReadonlyMap<string, BulkRowResult>, absent: 'unprocessed' | 'unknown', out: Sorted, again: Groups, why?: Map<Held[], { reason: string; retryable: boolean }>): void {
   for (const group of groups) {
     const r = results.get(rowId(group));
     if (r?.ok) out.done.push(...writtenGroup(group[0]!.op, group, r, 1));
     else if (r && !('unprocessed' in r)) out.unsent.push(...failedWith(group, r.error));
-    else if (r || absent === 'unprocessed') again.push(group);
+    else if (r || absent === 'unprocessed') {
+      again.push(group);
+      if (r) why?.set(group, { reason: r.reason, retryable: r.retryable });
+    }
     else out.failed.push(...failedWith(group, laneError(ctx, 'the Bulk job ended without a result for this row; it may or may not have been written', 'BULK_ROW_NO_RESULT')));
   }
 }
@@ -174,8 +188,9 @@ async function uploadJobs(ctx: EngineContext, call: Call, lane: BulkLane, op: Ba
     return;
   }
   const again: Groups = [];
-  sortRows(ctx, live, results, 'unknown', out, again);
-  for (const group of again) out.unsent.push(...failedWith(group, laneError(ctx, 'the Bulk job ended before this row was processed; nothing of it was written, and the same action sends it again', 'BULK_ROW_UNPROCESSED')));
+  const why = new Map<Held[], { reason: string; retryable: boolean }>();
+  sortRows(ctx, live, results, 'unknown', out, again, why);
+  for (const group of again) out.unsent.push(...failedWith(group, unprocessed(ctx, why.get(group))));
 }
 
 /**

@@ -321,4 +321,16 @@ describe('the bulk lane (Salesforce Bulk API 2.0) under the ledger', () => {
     expect(fake.records('Task')).toHaveLength(2_500);
     expect(fake.bulkJobs().map((j) => [j.object, j.rows])).toEqual([['Contact', 2_500], ['Task', 2_500], ['Task', 2_500]]);
   });
+
+  it('a job Salesforce fails whole on its header: every row failed with the job\'s error, not retryable, nothing written', async () => {
+    // An org whose Contact has no Level__c: the job's header names a field Salesforce does not know.
+    const { fake, sync } = await newOrg({ pollsToComplete: 1 });
+    expect(statuses(await sync().applyMany(Array.from({ length: 20 }, (_, i) => company(i))))).toEqual({ created: 20 });
+    const outcomes = await sync().applyMany(Array.from({ length: 2_000 }, (_, i) => contact(i, 20, { Level__c: 'Primary' })));
+    expect(statuses(outcomes)).toEqual({ failed: 2_000 });
+    expect(outcomes[0]!.error).toMatchObject({ vendorCode: 'BULK_ROW_UNPROCESSED', retryable: false });
+    expect(outcomes[0]!.error!.message).toContain('(the job: InvalidBatch : Field name not found : Level__c)');
+    expect(fake.bulkJobs()).toMatchObject([{ object: 'Contact', state: 'Failed' }]);
+    expect(fake.records('Contact')).toHaveLength(0);
+  });
 });
