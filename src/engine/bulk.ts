@@ -27,7 +27,7 @@ import { bulkNote } from './bulk-note.js';
 import { ClaimLostError } from './lease-keeper.js';
 import { heldParents } from './parent-held.js';
 import { openRound } from './round.js';
-import { completeEntries, failEntries, releaseEntries } from './settle.js';
+import { completeEntries, failEntries, giveBack, releaseEntries } from './settle.js';
 import type { Call, Decided, EngineContext, Held } from './types.js';
 import { writtenGroup } from './written.js';
 
@@ -55,6 +55,9 @@ interface Sorted {
 }
 
 const sorted = (): Sorted => ({ done: [], unsent: [], failed: [], back: [], running: [], lost: [] });
+
+/** A group given back because another worker holds (part of) it now. */
+const inFlight = (group: readonly Held[], attempts: number): Decided[] => group.map((item) => ({ item, outcome: { key: item.key, status: 'in_flight', attempts } }));
 
 const failedWith = (group: readonly Held[], error: CrmError): Decided[] => group.map((item) => ({ item, outcome: { key: item.key, status: 'failed', error: error.toJSON(), attempts: 1 } }));
 
@@ -147,7 +150,7 @@ async function uploadJobs(ctx: EngineContext, call: Call, lane: BulkLane, op: Ba
   const live: Groups = [];
   for (const group of groups) {
     if (!group.some((i) => lostAtStart.has(i.key))) live.push(group);
-    else out.lost.push(...group.map((item) => ({ item, outcome: { key: item.key, status: 'in_flight' as const, attempts: 0 } })));
+    else out.lost.push(...inFlight(group, 0));
   }
   if (live.length === 0) return;
   const writes = writesOf(op, object, live);
@@ -174,14 +177,14 @@ async function uploadJobs(ctx: EngineContext, call: Call, lane: BulkLane, op: Ba
       // job that may run on keep their claims to the lease; the others go back, best effort.
       const mayRun = live.filter((g) => noted.has(g)).flat();
       call.keeper.drop(mayRun.map((i) => i.key));
-      await releaseEntries(ctx, call, live.filter((g) => !noted.has(g)).flat()).catch(() => undefined);
+      await giveBack(ctx, call, live.filter((g) => !noted.has(g)).flat());
       throw err;
     }
     if (err instanceof CrmError) ctx.quota.note(err);
     for (const group of live) {
       const gone = group.some((i) => lost.has(i.key));
       // Another worker holds part of the job now: the lane aborted it before its upload, and the rest is given back.
-      if (gone || err instanceof ClaimLostError) (gone ? out.lost : out.back).push(...group.map((item) => ({ item, outcome: { key: item.key, status: 'in_flight' as const, attempts: 1 } })));
+      if (gone || err instanceof ClaimLostError) (gone ? out.lost : out.back).push(...inFlight(group, 1));
       // A quota refusal ends the job (refused at its creation, or failed on the allowance): nothing of it runs on.
       else (noted.has(group) && err.kind !== 'quota' ? out.running : out.back).push(...failedWith(group, err));
     }

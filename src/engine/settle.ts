@@ -81,3 +81,6 @@ export async function releaseEntries(ctx: EngineContext, call: Call, items: read
   call.keeper.drop(items.map((i) => i.key));
   await ctx.ledger.release(items.map((i) => ({ key: i.key, token: i.token })), await ctx.clock.now());
 }
+
+/** After a failure, claims of which nothing was sent go back; best effort, the ledger may be what failed. */
+export const giveBack = (ctx: EngineContext, call: Call, items: readonly Held[]): Promise<void> => releaseEntries(ctx, call, items).catch(() => undefined);

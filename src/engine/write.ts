@@ -15,7 +15,7 @@ import { PARENT_NOT_FOUND, parentOf, refsOf } from './defer.js';
 import { heldParents } from './parent-held.js';
 import { isLost, type GroupResult, type Suspicion } from './round.js';
 import { sendGroups, type BatchParents } from './send.js';
-import { completeEntries, failEntries, releaseEntries } from './settle.js';
+import { completeEntries, failEntries, giveBack, releaseEntries } from './settle.js';
 import { writtenGroup } from './written.js';
 import { WRITTEN, type Call, type Decided, type EngineContext, type Held } from './types.js';
 
@@ -226,7 +226,8 @@ async function writeBatches(ctx: EngineContext, call: Call, batches: readonly Ba
   };
   await Promise.all(Array.from({ length: Math.max(1, Math.min(ctx.concurrency, batches.length)) }, slot));
   if (failure) {
-    await giveBack(ctx, call, batches.slice(next));
+    // The claims of batches never handed to a slot go back: nothing of them was sent.
+    await giveBack(ctx, call, batches.slice(next).flatMap((b) => b.groups.flat()));
     throw failure.error;
   }
 }
@@ -267,9 +268,6 @@ function settleTogether(ctx: EngineContext, call: Call, decided: Decided[], fail
   };
 }
 
-/** After a failure, the claims of batches never handed to a slot go back (nothing of them was sent); best effort, the ledger may be what failed. */
-const giveBack = (ctx: EngineContext, call: Call, batches: readonly Batch<Held>[]) =>
-  releaseEntries(ctx, call, batches.flatMap((b) => b.groups.flat())).catch(() => undefined);
 
 /** Upserts by link level, lowest first (link-levels.ts): one level when no record links to another. */
 function upsertLevels(ctx: EngineContext, items: readonly Held[]): Held[][] {
@@ -310,7 +308,7 @@ export async function writeStage(ctx: EngineContext, call: Call, items: readonly
       decided.push(...lane.decided);
       await writeBatches(ctx, call, planBatches(lane.rest, maxBatch), written, decided);
     } catch (error) {
-      await releaseEntries(ctx, call, [...levels.slice(w + 1).flat(), ...creates]).catch(() => undefined);
+      await giveBack(ctx, call, [...levels.slice(w + 1).flat(), ...creates]);
       throw error;
     }
     learnWritten(ctx, decided, written);
