@@ -19,8 +19,10 @@ const fast = { retries: 4, minTimeoutMs: 5, maxTimeoutMs: 20 };
 
 export interface BulkOrg {
   fake: FakeSalesforce;
+  /** The org's instance URL on loopback. */
+  url: string;
   ledgerPath: string;
-  sync(options?: { bulk?: SalesforceBulkOptions; now?: () => number; leaseMs?: number; rateBudget?: RateBudget }): Sync;
+  sync(options?: { bulk?: SalesforceBulkOptions; now?: () => number; leaseMs?: number; rateBudget?: RateBudget; adapter?: Partial<SalesforceAdapterOptions> }): Sync;
 }
 
 /**
@@ -48,9 +50,10 @@ export function bulkOrgs(objects: SalesforceAdapterOptions['objects'], name: str
     const open = () => (shared ? openLedger(shared.url, shared.options) : sqliteLedger({ path: ledgerPath }));
     return {
       fake,
+      url: front.url,
       ledgerPath,
-      sync: ({ bulk: bulkOptions = {}, now, leaseMs, rateBudget } = {}) => {
-        const adapter = salesforceAdapter({ instanceUrl: front.url, accessToken: TOKEN, objects, bulk: { sleep: async () => undefined, ...bulkOptions }, ...(rateBudget ? { rateBudget } : {}) });
+      sync: ({ bulk: bulkOptions = {}, now, leaseMs, rateBudget, adapter: more = {} } = {}) => {
+        const adapter = salesforceAdapter({ instanceUrl: front.url, accessToken: TOKEN, objects, bulk: { sleep: async () => undefined, ...bulkOptions }, ...(rateBudget ? { rateBudget } : {}), ...more });
         const sync = createSync({ adapter, ledger: open(), retry: fast, ...(now ? { now } : {}), ...(leaseMs ? { leaseMs } : {}) });
         closers.push(() => sync.close().catch(() => undefined));
         return sync;
